@@ -1,0 +1,314 @@
+"""The one-page placement template as one pydantic model.
+
+This module is the single definition of a catalog entry. The project form, the YAML import and
+export, the REST API and the rules engine all validate through `ProjectDocument`. It imports no
+Django so that `placement.rules` and benchmarks can use it alone.
+
+Vocabularies that a review board may extend (maps and their layers, capabilities) are data in
+`fixtures/`; they reach validation through a `CatalogVocabulary` passed as pydantic context, or the
+built-in fixtures when no context is given.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+FIXTURES_DIR = Path(__file__).resolve().parent.parent / "fixtures"
+
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$", max_length=80)]
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
+ShortText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
+
+
+class Kind(StrEnum):
+    """What sort of thing a project is; decides the platform_vs_mechanism verdict."""
+
+    MECHANISM = "mechanism"  # a hardware/driver/runtime feature: MIG, MPS, time-slicing, vGPU
+    COMPONENT = "component"  # a deployable piece: a scheduler, a device plugin, an exporter
+    API = "api"  # a Kubernetes API or framework: device plugin API, DRA, ResourceQuota
+    PLATFORM = "platform"  # a product bundling many layers: GPU Operator, GPUStack
+
+
+class ResourceUnit(StrEnum):
+    WHOLE_GPU = "whole_gpu"
+    MIG_INSTANCE = "mig_instance"
+    VGPU = "vgpu"
+    TIME_SLICE = "time_slice"
+    MEMORY_COMPUTE_SHARE = "memory_compute_share"  # memory quota + compute share (HAMi style)
+    MPS_SHARE = "mps_share"
+    DRA_DEVICE = "dra_device"
+    FRACTION = "fraction"  # scheduler-accounted fraction without enforcement (KAI)
+    NODE = "node"  # node-level facts: labels, topology, health (NFD, GFD, exporters)
+
+
+RESOURCE_UNIT_LABELS = {
+    ResourceUnit.WHOLE_GPU: "Whole GPU",
+    ResourceUnit.MIG_INSTANCE: "MIG instance",
+    ResourceUnit.VGPU: "vGPU",
+    ResourceUnit.TIME_SLICE: "Time slice",
+    ResourceUnit.MEMORY_COMPUTE_SHARE: "Memory quota + compute share",
+    ResourceUnit.MPS_SHARE: "MPS share",
+    ResourceUnit.DRA_DEVICE: "DRA device",
+    ResourceUnit.FRACTION: "Fraction (accounting only)",
+    ResourceUnit.NODE: "Node-level facts",
+}
+
+
+class EnforcementPoint(StrEnum):
+    DRIVER_HARDWARE = "driver_hardware"
+    RUNTIME_INTERCEPTION = "runtime_interception"
+    NODE_AGENT = "node_agent"  # kubelet, device plugin, DRA driver
+    SCHEDULER = "scheduler"
+    ADMISSION = "admission"
+    PLATFORM = "platform"
+
+
+ENFORCEMENT_POINT_LABELS = {
+    EnforcementPoint.DRIVER_HARDWARE: "Driver / hardware",
+    EnforcementPoint.RUNTIME_INTERCEPTION: "Runtime / interception",
+    EnforcementPoint.NODE_AGENT: "Node agent (kubelet, device plugin, DRA driver)",
+    EnforcementPoint.SCHEDULER: "Scheduler",
+    EnforcementPoint.ADMISSION: "Admission",
+    EnforcementPoint.PLATFORM: "Platform",
+}
+
+
+class ContractPoint(StrEnum):
+    """The three contract points between control plane and data plane (seeds/000)."""
+
+    ADVERTISE = "advertise"  # the node exposes GPUs or instances as resources
+    BIND = "bind"  # the scheduler picks a node and binds the pod
+    ALLOCATE = "allocate"  # the kubelet asks the plugin / DRA driver to hand the device over
+
+
+class SourceTag(StrEnum):
+    """Evidence grade, as in reference/domain-facts.md."""
+
+    VERIFIED = "V"
+    VERIFIED_CODE = "V-code"
+    DERIVED = "D"
+    SECONDARY = "S"
+    UNVERIFIED = "U"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, use_enum_values=False)
+
+
+class Source(_Strict):
+    title: ShortText
+    url: Annotated[str, StringConstraints(pattern=r"^(https?://\S+|seeds/\S+|reference/\S+)$")]
+    tag: SourceTag = SourceTag.VERIFIED
+
+
+class Costs(_Strict):
+    """Key costs (seeds/002): overhead, reconfiguration, intrusiveness, compatibility."""
+
+    overhead: Text
+    reconfiguration: Text
+    intrusiveness: Text
+    compatibility: Text
+
+
+class Dependencies(_Strict):
+    """What is needed upstream and downstream to close the loop, in words and by project slug."""
+
+    upstream: list[Text] = Field(min_length=1)
+    downstream: list[Text] = Field(min_length=1)
+    requires: list[Slug] = Field(default_factory=list, description="catalog projects it cannot work without")
+
+
+class ContractRole(_Strict):
+    """A contract point this project takes part in, for which resource units."""
+
+    point: ContractPoint
+    units: list[ResourceUnit] = Field(min_length=1)
+    how: Text
+
+
+class Misuse(_Strict):
+    """A known misuse: something expected of the project that its layer does not own."""
+
+    expectation: ShortText
+    capability: Slug
+    why: Text
+
+
+class MapPlacement(_Strict):
+    primary: Annotated[str, StringConstraints(min_length=1, max_length=40)]
+    secondary: list[Annotated[str, StringConstraints(min_length=1, max_length=40)]] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _secondary_differs(self) -> "MapPlacement":
+        if self.primary in self.secondary:
+            raise ValueError(f"layer {self.primary!r} is both primary and secondary")
+        if len(set(self.secondary)) != len(self.secondary):
+            raise ValueError("secondary layers repeat")
+        return self
+
+
+class Placement(_Strict):
+    """The one-page placement template (seeds/002), extended with what the rules engine needs."""
+
+    maps: dict[str, MapPlacement]
+    resource_units: list[ResourceUnit] = Field(min_length=1)
+    enforcement_points: list[EnforcementPoint] = Field(min_length=1)
+    promise: Text
+    non_promise: list[Text] = Field(min_length=1)
+    costs: Costs
+    observability: list[Text] = Field(min_length=1, description="observability and metering signals")
+    dependencies: Dependencies
+    failure_modes: list[Text] = Field(min_length=1)
+    contract_points: list[ContractRole] = Field(default_factory=list)
+    capabilities: list[Slug] = Field(min_length=1)
+    misuses: list[Misuse] = Field(min_length=1)
+    bundles: list[Slug] = Field(default_factory=list, description="catalog projects it ships or embeds")
+    conflicts_with: list[Slug] = Field(default_factory=list)
+    sources: list[Source] = Field(min_length=1)
+
+    @field_validator("resource_units", "enforcement_points", "capabilities", "bundles", "conflicts_with")
+    @classmethod
+    def _no_repeats(cls, value: list[Any]) -> list[Any]:
+        if len(set(value)) != len(value):
+            raise ValueError("values repeat")
+        return value
+
+    @model_validator(mode="after")
+    def _check_vocabulary(self, info: ValidationInfo) -> "Placement":
+        vocabulary = vocabulary_from(info)
+        errors = vocabulary.placement_errors(self)
+        if errors:
+            raise ValueError("; ".join(errors))
+        return self
+
+    @property
+    def plane(self) -> str:
+        return self.maps["planes"].primary if "planes" in self.maps else ""
+
+    def layers_on(self, map_slug: str) -> list[str]:
+        placed = self.maps.get(map_slug)
+        return [placed.primary, *placed.secondary] if placed else []
+
+
+class ProjectDocument(_Strict):
+    """One catalog file: the project and its placement."""
+
+    slug: Slug
+    name: ShortText
+    kind: Kind
+    homepage: Annotated[str, StringConstraints(pattern=r"^https?://\S+$")]
+    summary: Text
+    placement: Placement
+
+
+# --- vocabulary: maps, layers and capabilities, loaded from fixtures ------------------------------
+
+
+class LayerDefinition(_Strict):
+    code: Annotated[str, StringConstraints(min_length=1, max_length=40)]
+    name: ShortText
+    description: Text
+
+
+class MapDefinition(_Strict):
+    slug: Slug
+    name: ShortText
+    description: Text
+    order: int
+    layers: list[LayerDefinition] = Field(min_length=1)
+
+
+class CapabilityDefinition(_Strict):
+    """A capability and the layer that owns it (rules are data: a review board can extend them)."""
+
+    slug: Slug
+    name: ShortText
+    owner_map: Slug = "control-plane"
+    owner_layers: list[str] = Field(min_length=1)
+    owner_plane: str
+    description: Text
+
+
+class CatalogVocabulary(BaseModel):
+    maps: list[MapDefinition]
+    capabilities: list[CapabilityDefinition]
+
+    @functools.cached_property
+    def layer_codes(self) -> dict[str, list[str]]:
+        return {m.slug: [layer.code for layer in m.layers] for m in self.maps}
+
+    @functools.cached_property
+    def capability_slugs(self) -> set[str]:
+        return {c.slug for c in self.capabilities}
+
+    def placement_errors(self, placement: Placement) -> list[str]:
+        errors: list[str] = []
+        for map_slug in self.layer_codes:
+            if map_slug not in placement.maps:
+                errors.append(f"maps: no placement on map {map_slug!r}")
+        for map_slug, placed in placement.maps.items():
+            codes = self.layer_codes.get(map_slug)
+            if codes is None:
+                errors.append(f"maps: unknown map {map_slug!r} (known: {', '.join(self.layer_codes)})")
+                continue
+            for code in [placed.primary, *placed.secondary]:
+                if code not in codes:
+                    errors.append(f"maps.{map_slug}: unknown layer {code!r} (known: {', '.join(codes)})")
+        unknown = [c for c in placement.capabilities if c not in self.capability_slugs]
+        unknown += [m.capability for m in placement.misuses if m.capability not in self.capability_slugs]
+        for slug in dict.fromkeys(unknown):
+            errors.append(f"capabilities: unknown capability {slug!r}")
+        return errors
+
+
+def _read_yaml(path: Path) -> Any:
+    with path.open(encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_vocabulary() -> CatalogVocabulary:
+    return CatalogVocabulary(
+        maps=[MapDefinition.model_validate(m) for m in _read_yaml(FIXTURES_DIR / "maps" / "maps.yaml")],
+        capabilities=[
+            CapabilityDefinition.model_validate(c)
+            for c in _read_yaml(FIXTURES_DIR / "rules" / "capabilities.yaml")
+        ],
+    )
+
+
+def vocabulary_from(info: ValidationInfo | None) -> CatalogVocabulary:
+    context = info.context if info is not None else None
+    if isinstance(context, dict) and isinstance(context.get("vocabulary"), CatalogVocabulary):
+        return context["vocabulary"]
+    return builtin_vocabulary()
+
+
+def format_error_location(loc: tuple[Any, ...]) -> str:
+    """`('placement', 'sources', 0, 'url')` -> `placement.sources[0].url`."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(document)"
+
+
+_SLUG_RE = re.compile(r"[^a-z0-9]+")
+
+
+def slugify(text: str) -> str:
+    return _SLUG_RE.sub("-", text.lower()).strip("-")
