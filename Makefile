@@ -1,0 +1,47 @@
+# Two commands on a fresh machine: `make run` (serve the app on SQLite) and `make test` (every test,
+# against PostgreSQL, Redis and a real Celery worker, plus headless Chromium journeys).
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
+TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
+
+.PHONY: install run worker test test-fast browser bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py import_catalog fixtures/catalog
+	$(PY) manage.py seed_roles --demo-users
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+# Real mode worker: CELERY_BROKER_URL=redis://127.0.0.1:6379/0 DATABASE_URL=... make worker
+worker: install
+	$(VENV)/bin/celery -A config worker --loglevel=info --concurrency=1
+
+# Debian's chromium for the browser journeys (Playwright cannot download its own browser here).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+test: install browser
+	DATABASE_URL=$(TEST_DATABASE_URL) ATLAS_TEST_BROKER_URL=$(TEST_BROKER_URL) $(PY) -m pytest $(PYTEST_ARGS)
+
+test-fast: install
+	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) -m pytest -m "not worker and not browser" $(PYTEST_ARGS)
+
+bench: install
+	$(PY) benchmarks/rules_bench.py
+	$(PY) benchmarks/sim_bench.py all
+	$(PY) benchmarks/api_bench.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache

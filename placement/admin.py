@@ -1,0 +1,61 @@
+"""The Django admin for staff. Projects and revisions are read-only here: every change to a
+placement goes through a proposal and a review, so the admin cannot bypass the review board."""
+
+from django.contrib import admin
+
+from placement.models import Capability, Layer, Map, Project, Revision
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class SuperuserOnlyWrites(admin.ModelAdmin):
+    """Vocabulary (maps, layers, capabilities) may be extended by admins only."""
+
+    def has_add_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+
+class LayerInline(admin.TabularInline):
+    model = Layer
+    extra = 0
+
+
+@admin.register(Map)
+class MapAdmin(SuperuserOnlyWrites):
+    list_display = ["slug", "name", "order"]
+    inlines = [LayerInline]
+
+
+@admin.register(Capability)
+class CapabilityAdmin(SuperuserOnlyWrites):
+    list_display = ["slug", "name", "owner_map", "owner_plane"]
+    search_fields = ["slug", "name"]
+
+
+@admin.register(Project)
+class ProjectAdmin(ReadOnlyAdmin):
+    list_display = ["slug", "name", "kind", "accepted", "version", "updated_at"]
+    list_filter = ["kind", "accepted"]
+    search_fields = ["slug", "name", "summary"]
+
+
+@admin.register(Revision)
+class RevisionAdmin(ReadOnlyAdmin):
+    list_display = ["project", "number", "status", "author", "reviewer", "created_at"]
+    list_filter = ["status"]
+    search_fields = ["project__slug", "reason"]

@@ -1,0 +1,58 @@
+"""Field-by-field diff of two template documents, nested lists included. Pure Python."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str  # e.g. placement.sources[1].url
+    kind: str  # added | removed | changed
+    old: Any = None
+    new: Any = None
+
+
+def _is_scalar_list(value: Any) -> bool:
+    return isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value)
+
+
+def diff_documents(old: Any, new: Any, path: str = "") -> list[Change]:
+    """Changes from `old` to `new`. Lists of scalars diff as sets of items (order changes are
+    reported as a change of the whole list); lists of records diff position by position."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        changes: list[Change] = []
+        for key in list(old) + [k for k in new if k not in old]:
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in new:
+                changes.append(Change(sub, "removed", old=old[key]))
+            elif key not in old:
+                changes.append(Change(sub, "added", new=new[key]))
+            else:
+                changes.extend(diff_documents(old[key], new[key], sub))
+        return changes
+    if isinstance(old, list) and isinstance(new, list):
+        if old == new:
+            return []
+        if _is_scalar_list(old) and _is_scalar_list(new):
+            removed = [v for v in old if v not in new]
+            added = [v for v in new if v not in old]
+            if not removed and not added:
+                return [Change(path, "changed", old=old, new=new)]  # reordered
+            return [Change(f"{path}[]", "removed", old=v) for v in removed] + [
+                Change(f"{path}[]", "added", new=v) for v in added
+            ]
+        changes = []
+        for i in range(max(len(old), len(new))):
+            sub = f"{path}[{i}]"
+            if i >= len(new):
+                changes.append(Change(sub, "removed", old=old[i]))
+            elif i >= len(old):
+                changes.append(Change(sub, "added", new=new[i]))
+            else:
+                changes.extend(diff_documents(old[i], new[i], sub))
+        return changes
+    if old != new:
+        return [Change(path, "changed", old=old, new=new)]
+    return []

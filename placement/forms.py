@@ -1,0 +1,228 @@
+"""The project and placement form. It collects fields in a friendly shape and validates them
+through `placement.schemas.ProjectDocument`, so the form, YAML import and API share one model.
+
+List fields are one entry per line; structured lists use ` | ` between their parts, e.g. a source
+line is `title | url | tag`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from pydantic import ValidationError
+
+from placement.schemas import (
+    ENFORCEMENT_POINT_LABELS,
+    RESOURCE_UNIT_LABELS,
+    CatalogVocabulary,
+    EnforcementPoint,
+    Kind,
+    ProjectDocument,
+    ResourceUnit,
+    SourceTag,
+)
+
+LINE_FIELDS = ("non_promise", "observability", "failure_modes", "upstream", "downstream")
+TEXTAREA = forms.Textarea(attrs={"rows": 3})
+
+
+def _lines(value: str) -> list[str]:
+    return [line.strip() for line in (value or "").splitlines() if line.strip()]
+
+
+def _parts(line: str, count: int) -> list[str]:
+    parts = [p.strip() for p in line.split("|")]
+    return parts + [""] * (count - len(parts)) if len(parts) < count else parts
+
+
+class ProjectForm(forms.Form):
+    slug = forms.SlugField(max_length=80, help_text="Lower-case words joined by hyphens, e.g. my-device-plugin.")
+    name = forms.CharField(max_length=300)
+    kind = forms.ChoiceField(choices=[(k.value, k.value.title()) for k in Kind])
+    homepage = forms.URLField(max_length=500, assume_scheme="https")
+    summary = forms.CharField(widget=TEXTAREA)
+    resource_units = forms.MultipleChoiceField(
+        choices=[(u.value, RESOURCE_UNIT_LABELS[u]) for u in ResourceUnit], widget=forms.CheckboxSelectMultiple
+    )
+    enforcement_points = forms.MultipleChoiceField(
+        choices=[(e.value, ENFORCEMENT_POINT_LABELS[e]) for e in EnforcementPoint],
+        widget=forms.CheckboxSelectMultiple,
+    )
+    promise = forms.CharField(widget=TEXTAREA, help_text="What it solves, in one sentence.")
+    non_promise = forms.CharField(widget=TEXTAREA, label="Non-promise", help_text="What it does not solve; one per line.")
+    overhead = forms.CharField(widget=TEXTAREA, label="Cost: overhead")
+    reconfiguration = forms.CharField(widget=TEXTAREA, label="Cost: reconfiguration")
+    intrusiveness = forms.CharField(widget=TEXTAREA, label="Cost: intrusiveness")
+    compatibility = forms.CharField(widget=TEXTAREA, label="Cost: compatibility")
+    observability = forms.CharField(widget=TEXTAREA, label="Observability and metering", help_text="One signal per line.")
+    upstream = forms.CharField(widget=TEXTAREA, label="Upstream dependencies", help_text="One per line.")
+    downstream = forms.CharField(widget=TEXTAREA, label="Downstream dependencies", help_text="One per line.")
+    requires = forms.MultipleChoiceField(required=False, label="Requires projects")
+    failure_modes = forms.CharField(widget=TEXTAREA, label="Typical failure modes", help_text="One per line.")
+    contract_points = forms.CharField(
+        widget=TEXTAREA,
+        required=False,
+        label="Contract points",
+        help_text="One per line: point | units (comma separated) | how. Points: advertise, bind, allocate.",
+    )
+    capabilities = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    misuses = forms.CharField(
+        widget=TEXTAREA, label="Known misuses", help_text="One per line: capability | expectation | why it is a misuse."
+    )
+    bundles = forms.MultipleChoiceField(required=False, label="Bundles projects")
+    conflicts_with = forms.MultipleChoiceField(required=False, label="Conflicts with projects")
+    sources = forms.CharField(widget=TEXTAREA, help_text="One per line: title | url | tag (V, V-code, D, S, U).")
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}),
+        label="Reason for the change",
+        help_text="Required: reviewers see it beside the diff and it stays in the history.",
+    )
+
+    def __init__(self, *args, vocabulary: CatalogVocabulary, project_choices: list[tuple[str, str]], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.vocabulary = vocabulary
+        self.map_fields: list[tuple[str, str, str]] = []
+        for map_def in vocabulary.maps:
+            choices = [(layer.code, f"{layer.code} - {layer.name}" if map_def.slug == "control-plane" else layer.name) for layer in map_def.layers]
+            primary, secondary = f"map_{map_def.slug}_primary", f"map_{map_def.slug}_secondary"
+            self.fields[primary] = forms.ChoiceField(choices=[("", "---")] + choices, label=f"{map_def.name}: primary layer")
+            self.fields[secondary] = forms.MultipleChoiceField(
+                choices=choices, required=False, label=f"{map_def.name}: secondary layers", widget=forms.CheckboxSelectMultiple
+            )
+            self.map_fields.append((map_def.slug, primary, secondary))
+        self.fields["capabilities"].choices = [(c.slug, c.name) for c in vocabulary.capabilities]
+        for name in ("requires", "bundles", "conflicts_with"):
+            self.fields[name].choices = project_choices
+        self.document: ProjectDocument | None = None
+
+    # --- document <-> form data ------------------------------------------------------------------
+
+    @classmethod
+    def initial_from(cls, doc: ProjectDocument) -> dict[str, Any]:
+        p = doc.placement
+        initial: dict[str, Any] = {
+            "slug": doc.slug,
+            "name": doc.name,
+            "kind": doc.kind.value,
+            "homepage": doc.homepage,
+            "summary": doc.summary,
+            "resource_units": [u.value for u in p.resource_units],
+            "enforcement_points": [e.value for e in p.enforcement_points],
+            "promise": p.promise,
+            "non_promise": "\n".join(p.non_promise),
+            "overhead": p.costs.overhead,
+            "reconfiguration": p.costs.reconfiguration,
+            "intrusiveness": p.costs.intrusiveness,
+            "compatibility": p.costs.compatibility,
+            "observability": "\n".join(p.observability),
+            "upstream": "\n".join(p.dependencies.upstream),
+            "downstream": "\n".join(p.dependencies.downstream),
+            "requires": list(p.dependencies.requires),
+            "failure_modes": "\n".join(p.failure_modes),
+            "contract_points": "\n".join(
+                f"{c.point.value} | {', '.join(u.value for u in c.units)} | {c.how}" for c in p.contract_points
+            ),
+            "capabilities": list(p.capabilities),
+            "misuses": "\n".join(f"{m.capability} | {m.expectation} | {m.why}" for m in p.misuses),
+            "bundles": list(p.bundles),
+            "conflicts_with": list(p.conflicts_with),
+            "sources": "\n".join(f"{s.title} | {s.url} | {s.tag.value}" for s in p.sources),
+        }
+        for map_slug, placed in p.maps.items():
+            initial[f"map_{map_slug}_primary"] = placed.primary
+            initial[f"map_{map_slug}_secondary"] = list(placed.secondary)
+        return initial
+
+    def _document_data(self, data: dict[str, Any]) -> dict[str, Any]:
+        contract_points = []
+        for line in _lines(data.get("contract_points", "")):
+            point, units, how = _parts(line, 3)[:3]
+            contract_points.append(
+                {"point": point.lower(), "units": [u.strip() for u in units.split(",") if u.strip()], "how": how}
+            )
+        misuses = []
+        for line in _lines(data.get("misuses", "")):
+            capability, expectation, why = _parts(line, 3)[:3]
+            misuses.append({"capability": capability, "expectation": expectation, "why": why})
+        sources = []
+        for line in _lines(data.get("sources", "")):
+            title, url, tag = _parts(line, 3)[:3]
+            sources.append({"title": title, "url": url, "tag": tag or SourceTag.VERIFIED.value})
+        return {
+            "slug": data.get("slug", ""),
+            "name": data.get("name", ""),
+            "kind": data.get("kind", ""),
+            "homepage": data.get("homepage", ""),
+            "summary": data.get("summary", ""),
+            "placement": {
+                "maps": {
+                    map_slug: {"primary": data.get(primary) or "", "secondary": list(data.get(secondary) or [])}
+                    for map_slug, primary, secondary in self.map_fields
+                },
+                "resource_units": data.get("resource_units") or [],
+                "enforcement_points": data.get("enforcement_points") or [],
+                "promise": data.get("promise", ""),
+                "non_promise": _lines(data.get("non_promise", "")),
+                "costs": {k: data.get(k, "") for k in ("overhead", "reconfiguration", "intrusiveness", "compatibility")},
+                "observability": _lines(data.get("observability", "")),
+                "dependencies": {
+                    "upstream": _lines(data.get("upstream", "")),
+                    "downstream": _lines(data.get("downstream", "")),
+                    "requires": list(data.get("requires") or []),
+                },
+                "failure_modes": _lines(data.get("failure_modes", "")),
+                "contract_points": contract_points,
+                "capabilities": list(data.get("capabilities") or []),
+                "misuses": misuses,
+                "bundles": list(data.get("bundles") or []),
+                "conflicts_with": list(data.get("conflicts_with") or []),
+                "sources": sources,
+            },
+        }
+
+    # --- pydantic error -> form field --------------------------------------------------------------
+
+    def _field_for(self, loc: tuple[Any, ...]) -> tuple[str | None, str]:
+        """Map a pydantic error location to (form field, prefix naming the line or part)."""
+        if not loc:
+            return None, ""
+        if loc[0] != "placement":
+            return (loc[0] if loc[0] in self.fields else None), ""
+        rest = loc[1:]
+        if not rest:
+            return None, ""
+        head = rest[0]
+        if head in ("costs", "dependencies") and len(rest) > 1:
+            return str(rest[1]), (f"line {rest[2] + 1}: " if len(rest) > 2 and isinstance(rest[2], int) else "")
+        if head == "maps" and len(rest) > 1:
+            for map_slug, primary, secondary in self.map_fields:
+                if rest[1] == map_slug:
+                    return (secondary if "secondary" in rest else primary), ""
+            return None, ""
+        prefix = ""
+        if len(rest) > 1 and isinstance(rest[1], int):
+            prefix = f"line {rest[1] + 1}: "
+            if len(rest) > 2:
+                prefix += f"{rest[2]}: "
+        return (str(head) if str(head) in self.fields else None), prefix
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        try:
+            self.document = ProjectDocument.model_validate(
+                self._document_data(cleaned), context={"vocabulary": self.vocabulary}
+            )
+        except ValidationError as exc:
+            for error in exc.errors():
+                field, prefix = self._field_for(tuple(error["loc"]))
+                message = prefix + error["msg"].removeprefix("Value error, ")
+                if field in self.fields and field not in self.errors:
+                    self.add_error(field, message)
+                elif field in self.fields:
+                    self.errors[field].append(message)
+                else:
+                    self.add_error(None, message)
+        return cleaned

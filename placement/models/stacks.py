@@ -1,0 +1,105 @@
+"""Saved stacks, simulation runs and sweeps (the evidence)."""
+
+from django.conf import settings
+from django.db import models
+
+
+class Stack(models.Model):
+    """A named composition: slot -> project(s), the profile and SLO it targets, its contract checks."""
+
+    name = models.CharField(max_length=200)
+    profile = models.CharField(max_length=40)
+    # The compose request it came from (profile, SLO, pool, constraints) and the ranked stack as the
+    # rules engine returned it (slots, contract checks, score breakdown), both as JSON.
+    request = models.JSONField(default=dict)
+    composition = models.JSONField(default=dict)
+    notes = models.TextField(blank=True, default="")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def slot_projects(self) -> dict[str, list[str]]:
+        return {slot["slot"]: [p["slug"] for p in slot.get("projects", [])] for slot in self.composition.get("slots", [])}
+
+    @property
+    def project_slugs(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for slugs in self.slot_projects.values():
+            for slug in slugs:
+                seen.setdefault(slug, None)
+        return list(seen)
+
+
+class Sweep(models.Model):
+    """N seeds of one or more stacks on one scenario, run as a Celery group."""
+
+    name = models.CharField(max_length=200)
+    scenario_name = models.CharField(max_length=200)
+    seeds = models.PositiveIntegerField()
+    stacks = models.ManyToManyField(Stack, related_name="sweeps")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+
+class SimulationRun(models.Model):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    STATUSES = [(QUEUED, "queued"), (RUNNING, "running"), (SUCCEEDED, "succeeded"), (FAILED, "failed")]
+
+    stack = models.ForeignKey(Stack, null=True, blank=True, on_delete=models.CASCADE, related_name="runs")
+    sweep = models.ForeignKey(Sweep, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
+    scenario_name = models.CharField(max_length=200)
+    # The exact scenario document that ran (stack already applied), so a run can be reproduced.
+    scenario = models.JSONField()
+    seed = models.BigIntegerField()
+    # sha256 of (stack composition, scenario, seed): a resubmission returns the stored evidence.
+    fingerprint = models.CharField(max_length=64, db_index=True)
+    status = models.CharField(max_length=10, choices=STATUSES, default=QUEUED, db_index=True)
+    progress = models.FloatField(default=0.0)
+    metrics = models.JSONField(null=True, blank=True)
+    timeseries = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    task_id = models.CharField(max_length=64, blank=True, default="")
+    attempts = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # Written with progress; the stale-run sweep fails runs whose heartbeat stopped.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.SUCCEEDED, self.FAILED)
+
+    @property
+    def wall_seconds(self) -> float | None:
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None
+
+
+class ApiAccess(models.Model):
+    """API tokens are read-only unless a reviewer or admin grants writing to the token."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_access")
+    token_can_write = models.BooleanField(default=False)
+    granted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    granted_at = models.DateTimeField(null=True, blank=True)

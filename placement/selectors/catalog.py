@@ -1,0 +1,138 @@
+"""Reads of the catalog: vocabulary, documents, the layer map and filtered project lists."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import Max, Prefetch, QuerySet
+
+from placement.models import Capability, Layer, Map, Project, ProjectLayer
+from placement.schemas import (
+    CapabilityDefinition,
+    CatalogVocabulary,
+    LayerDefinition,
+    MapDefinition,
+    Placement,
+    ProjectDocument,
+    builtin_vocabulary,
+)
+
+
+def catalog_vocabulary() -> CatalogVocabulary:
+    """The maps and capabilities in the database; the built-in fixtures before the first import."""
+    maps = list(Map.objects.prefetch_related("layers"))
+    if not maps:
+        return builtin_vocabulary()
+    return CatalogVocabulary(
+        maps=[
+            MapDefinition(
+                slug=m.slug,
+                name=m.name,
+                description=m.description,
+                order=m.order,
+                layers=[LayerDefinition(code=l.code, name=l.name, description=l.description) for l in m.layers.all()],
+            )
+            for m in maps
+        ],
+        capabilities=[
+            CapabilityDefinition(
+                slug=c.slug,
+                name=c.name,
+                owner_map=c.owner_map,
+                owner_layers=c.owner_layers,
+                owner_plane=c.owner_plane,
+                description=c.description,
+            )
+            for c in Capability.objects.all()
+        ],
+    )
+
+
+def project_document(project: Project) -> ProjectDocument:
+    """The stored project as its template document (already validated when it was written)."""
+    return ProjectDocument.model_validate(project_document_data(project), context={"vocabulary": _TRUSTED})
+
+
+class _TrustedVocabulary(CatalogVocabulary):
+    """Stored placements were validated on write; re-reading them skips the vocabulary check."""
+
+    def placement_errors(self, placement: Placement) -> list[str]:
+        return []
+
+
+_TRUSTED = _TrustedVocabulary(maps=[], capabilities=[])
+
+
+def project_document_data(project: Project) -> dict:
+    return {
+        "slug": project.slug,
+        "name": project.name,
+        "kind": project.kind,
+        "homepage": project.homepage,
+        "summary": project.summary,
+        "placement": project.placement,
+    }
+
+
+def catalog_documents() -> list[ProjectDocument]:
+    return [project_document(p) for p in Project.objects.filter(accepted=True).order_by("slug")]
+
+
+def catalog_version() -> str:
+    """Changes whenever any project is written: the rules engine rebuilds its graph on change."""
+    accepted = Project.objects.filter(accepted=True)
+    agg = accepted.aggregate(latest=Max("updated_at"))
+    count = accepted.count()
+    latest = agg["latest"].isoformat() if agg["latest"] else "empty"
+    return f"{count}:{latest}"
+
+
+def project_list_queryset() -> QuerySet[Project]:
+    """Projects with everything a list row shows, in a fixed number of queries."""
+    return Project.objects.filter(accepted=True).only("slug", "name", "kind", "summary", "placement", "updated_at").prefetch_related(
+        Prefetch("layer_links", queryset=ProjectLayer.objects.select_related("layer__map"))
+    )
+
+
+@dataclass
+class MapCell:
+    primary: list[Project] = field(default_factory=list)
+    secondary: list[Project] = field(default_factory=list)
+
+
+@dataclass
+class LayerRow:
+    layer: Layer
+    cells: list[MapCell]
+
+
+def layer_map_grid(map_slug: str = "control-plane", column_map: str = "planes") -> tuple[list[Layer], list[LayerRow]]:
+    """Rows are the layers of `map_slug`, columns the layers of `column_map` (the planes)."""
+    columns = list(Layer.objects.filter(map__slug=column_map).order_by("order"))
+    rows = list(Layer.objects.filter(map__slug=map_slug).order_by("order"))
+    links = ProjectLayer.objects.filter(layer__map__slug__in=[map_slug, column_map]).select_related("project", "layer")
+    row_of: dict[int, dict[int, str]] = defaultdict(dict)
+    plane_of: dict[int, int] = {}
+    projects: dict[int, Project] = {}
+    for link in links:
+        projects[link.project_id] = link.project
+        if link.layer.map_id == (rows[0].map_id if rows else None):
+            row_of[link.project_id][link.layer_id] = link.role
+        elif link.role == ProjectLayer.PRIMARY:
+            plane_of[link.project_id] = link.layer_id
+    grid = []
+    column_index = {c.id: i for i, c in enumerate(columns)}
+    for row in rows:
+        cells = [MapCell() for _ in columns]
+        for project_id, roles in row_of.items():
+            role = roles.get(row.id)
+            if role is None or plane_of.get(project_id) not in column_index:
+                continue
+            cell = cells[column_index[plane_of[project_id]]]
+            (cell.primary if role == ProjectLayer.PRIMARY else cell.secondary).append(projects[project_id])
+        for cell in cells:
+            cell.primary.sort(key=lambda p: p.name.lower())
+            cell.secondary.sort(key=lambda p: p.name.lower())
+        grid.append(LayerRow(layer=row, cells=cells))
+    return columns, grid

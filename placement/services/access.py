@@ -1,0 +1,58 @@
+"""Who may do what. Every write service calls `require`, so no path (form, API, admin) skips it.
+
+Roles are Django groups: reader, architect, reviewer. Superusers are admins and hold every role.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+
+READER = "reader"
+ARCHITECT = "architect"
+REVIEWER = "reviewer"
+ROLES = (READER, ARCHITECT, REVIEWER)
+
+# action -> roles allowed to do it
+ACTIONS: dict[str, set[str]] = {
+    "read": {READER, ARCHITECT, REVIEWER},
+    "create_project": {ARCHITECT, REVIEWER},
+    "propose": {ARCHITECT, REVIEWER},
+    "review": {REVIEWER},
+    "save_stack": {ARCHITECT, REVIEWER},
+    "run_simulation": {ARCHITECT, REVIEWER},
+}
+
+ACTION_REASONS = {
+    "read": "reading the Atlas needs a login",
+    "create_project": "only architects and reviewers create projects",
+    "propose": "only architects and reviewers propose changes",
+    "review": "only reviewers approve or reject proposals",
+    "save_stack": "only architects and reviewers save stacks",
+    "run_simulation": "only architects and reviewers start simulations",
+}
+
+
+def user_roles(user) -> set[str]:
+    if user is None or not user.is_authenticated or not user.is_active:
+        return set()
+    if user.is_superuser:
+        return set(ROLES)
+    cached = getattr(user, "_atlas_roles", None)
+    if cached is None:
+        cached = set(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
+        user._atlas_roles = cached
+    return cached
+
+
+def can(user, action: str) -> bool:
+    if action == "read" and getattr(settings, "ATLAS_ANONYMOUS_READ", False):
+        return True
+    if action == "read" and user is not None and user.is_authenticated:
+        return True  # any account may read; roles add writing
+    return bool(user_roles(user) & ACTIONS[action])
+
+
+def require(user, action: str) -> None:
+    if not can(user, action):
+        raise PermissionDenied(ACTION_REASONS[action])

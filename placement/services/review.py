@@ -1,0 +1,176 @@
+"""The review workflow: proposals with a mandatory reason, review with a diff, accept atomically,
+reject with a comment, conflicts between proposals from the same base, history and restore.
+
+Every function checks permissions itself, so no page, API or admin path can skip them.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from placement.document_diff import Change, diff_documents
+from placement.models import Project, Revision
+from placement.schemas import ProjectDocument
+from placement.selectors.catalog import project_document_data
+from placement.services import catalog as catalog_services
+from placement.services.access import require
+
+
+class ProposalConflict(Exception):
+    """The project changed since the proposal was made; it must be rebased before review."""
+
+
+def _reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": ["A reason for the change is required."]})
+    return reason
+
+
+def _document_json(doc: ProjectDocument) -> dict:
+    return doc.model_dump(mode="json")
+
+
+@transaction.atomic
+def project_create(doc: ProjectDocument, *, user, reason: str = "", submit: bool = True) -> Project:
+    """A new project starts as a proposal; it reaches the map once a reviewer accepts it."""
+    require(user, "create_project")
+    if Project.objects.filter(slug=doc.slug).exists():
+        raise ValidationError({"slug": [f"A project with slug {doc.slug!r} already exists."]})
+    project = Project.objects.create(
+        slug=doc.slug,
+        name=doc.name,
+        kind=doc.kind.value,
+        homepage=doc.homepage,
+        summary=doc.summary,
+        placement=doc.placement.model_dump(mode="json"),
+        version=0,
+        accepted=False,
+        created_by=user,
+    )
+    Revision.objects.create(
+        project=project,
+        document=_document_json(doc),
+        base_version=0,
+        reason=_reason(reason or f"New project {doc.name}"),
+        status=Revision.PROPOSED if submit else Revision.DRAFT,
+        author=user,
+    )
+    return project
+
+
+def revision_propose(project: Project, doc: ProjectDocument, *, user, reason: str, submit: bool = True) -> Revision:
+    require(user, "propose")
+    if doc.slug != project.slug:
+        raise ValidationError({"slug": ["The slug of an existing project cannot change."]})
+    return Revision.objects.create(
+        project=project,
+        document=_document_json(doc),
+        base_version=project.version,
+        reason=_reason(reason),
+        status=Revision.PROPOSED if submit else Revision.DRAFT,
+        author=user,
+    )
+
+
+def _require_author(revision: Revision, user) -> None:
+    require(user, "propose")
+    if revision.author_id != user.pk and not user.is_superuser:
+        raise PermissionDenied("only the author may change this proposal")
+
+
+def revision_update(revision: Revision, doc: ProjectDocument, *, user, reason: str, submit: bool) -> Revision:
+    """Edit one's own draft (or a proposal not yet reviewed)."""
+    _require_author(revision, user)
+    if revision.status not in (Revision.DRAFT, Revision.PROPOSED):
+        raise ValidationError({"status": [f"A {revision.status} proposal cannot be edited; rebase it first."]})
+    if doc.slug != revision.project.slug:
+        raise ValidationError({"slug": ["The slug of an existing project cannot change."]})
+    revision.document = _document_json(doc)
+    revision.reason = _reason(reason)
+    revision.status = Revision.PROPOSED if submit else Revision.DRAFT
+    revision.save()
+    return revision
+
+
+def revision_rebase(revision: Revision, *, user) -> Revision:
+    """Take a conflicting proposal onto the current accepted version; it is reviewed again."""
+    _require_author(revision, user)
+    if revision.status != Revision.CONFLICTING:
+        raise ValidationError({"status": ["Only a conflicting proposal needs a rebase."]})
+    revision.base_version = revision.project.version
+    revision.status = Revision.PROPOSED
+    revision.save()
+    return revision
+
+
+def _check_reviewer(revision: Revision, user) -> None:
+    require(user, "review")
+    if revision.author_id == user.pk:
+        raise PermissionDenied("nobody may review their own proposal")
+    if revision.status != Revision.PROPOSED:
+        raise ValidationError({"status": [f"Only a proposed revision can be reviewed; this one is {revision.status}."]})
+
+
+@transaction.atomic
+def revision_accept(revision: Revision, *, user, comment: str = "") -> Revision:
+    """Apply the proposal to the project atomically, or mark it conflicting if the base moved."""
+    project = Project.objects.select_for_update().get(pk=revision.project_id)
+    revision = Revision.objects.select_for_update().get(pk=revision.pk)
+    _check_reviewer(revision, user)
+    if revision.base_version != project.version:
+        revision.status = Revision.CONFLICTING
+        revision.save(update_fields=["status", "updated_at"])
+        raise ProposalConflict(
+            f"{project.slug} moved from version {revision.base_version} to {project.version}; rebase the proposal"
+        )
+    doc = ProjectDocument.model_validate(revision.document)
+    catalog_services.project_apply(project, doc)
+    revision.status = Revision.ACCEPTED
+    revision.number = project.version
+    revision.reviewer = user
+    revision.review_comment = comment.strip()
+    revision.reviewed_at = timezone.now()
+    revision.save()
+    # Every other open proposal started from the old base: it must be rebased before review.
+    Revision.objects.filter(project=project, status__in=[Revision.PROPOSED, Revision.DRAFT]).exclude(
+        pk=revision.pk
+    ).filter(base_version__lt=project.version).update(status=Revision.CONFLICTING, updated_at=timezone.now())
+    return revision
+
+
+def revision_reject(revision: Revision, *, user, comment: str) -> Revision:
+    _check_reviewer(revision, user)
+    if not (comment or "").strip():
+        raise ValidationError({"comment": ["Say why the proposal is rejected."]})
+    revision.status = Revision.REJECTED
+    revision.reviewer = user
+    revision.review_comment = comment.strip()
+    revision.reviewed_at = timezone.now()
+    revision.save()
+    return revision
+
+
+def revision_restore(revision: Revision, *, user, reason: str) -> Revision:
+    """Restoring an earlier accepted revision is a new proposal holding its document."""
+    if revision.status != Revision.ACCEPTED:
+        raise ValidationError({"revision": ["Only an accepted revision can be restored."]})
+    project = revision.project
+    doc = ProjectDocument.model_validate(revision.document)
+    restored = revision_propose(project, doc, user=user, reason=reason)
+    restored.restored_from = revision
+    restored.save(update_fields=["restored_from"])
+    return restored
+
+
+def revision_diff(revision: Revision, against: Revision | None = None) -> list[Change]:
+    """What the proposal changes against `against`, or against the project's current state."""
+    if against is not None:
+        old = against.document
+    elif revision.project.accepted:
+        old = project_document_data(revision.project)
+    else:
+        old = {}
+    return diff_documents(old, revision.document)

@@ -1,0 +1,113 @@
+"""Catalog pages: the layer map, the project list with live filters, detail, create and edit."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+
+from placement.filtersets import ProjectFilterSet
+from placement.forms import ProjectForm
+from placement.models import Project
+from placement.schemas import ENFORCEMENT_POINT_LABELS, RESOURCE_UNIT_LABELS
+from placement.selectors.catalog import (
+    catalog_vocabulary,
+    layer_map_grid,
+    project_document,
+    project_list_queryset,
+)
+from placement.services import review as review_services
+from placement.views.common import action_required, apply_service_errors, read_required, render_page_or_fragment
+
+
+@read_required
+def home(request):
+    columns, rows = layer_map_grid()
+    return render(request, "placement/home.html", {"columns": columns, "rows": rows})
+
+
+@read_required
+def project_list(request):
+    filterset = ProjectFilterSet(request.GET or None, queryset=project_list_queryset())
+    projects = list(filterset.qs) if filterset.is_valid() else []
+    context = {"filter": filterset, "projects": projects, "query": request.GET.urlencode()}
+    return render_page_or_fragment(request, "placement/project_list.html", "placement/_project_table.html", context)
+
+
+@read_required
+def project_detail(request, slug: str):
+    project = get_object_or_404(Project, slug=slug)
+    doc = project_document(project)
+    vocabulary = catalog_vocabulary()
+    layer_names = {(m.slug, l.code): l.name for m in vocabulary.maps for l in m.layers}
+    capability_names = {c.slug: c.name for c in vocabulary.capabilities}
+    placements = [
+        {
+            "map": m,
+            "primary": (doc.placement.maps[m.slug].primary, layer_names[(m.slug, doc.placement.maps[m.slug].primary)]),
+            "secondary": [(c, layer_names[(m.slug, c)]) for c in doc.placement.maps[m.slug].secondary],
+        }
+        for m in vocabulary.maps
+        if m.slug in doc.placement.maps
+    ]
+    return render(
+        request,
+        "placement/project_detail.html",
+        {
+            "project": project,
+            "doc": doc,
+            "p": doc.placement,
+            "placements": placements,
+            "unit_labels": {u.value: RESOURCE_UNIT_LABELS[u] for u in RESOURCE_UNIT_LABELS},
+            "enforcement_labels": {e.value: ENFORCEMENT_POINT_LABELS[e] for e in ENFORCEMENT_POINT_LABELS},
+            "capability_names": capability_names,
+        },
+    )
+
+
+def project_form(data=None, initial=None) -> ProjectForm:
+    choices = list(Project.objects.filter(accepted=True).order_by("name").values_list("slug", "name"))
+    return ProjectForm(data, initial=initial, vocabulary=catalog_vocabulary(), project_choices=choices)
+
+
+def _submit(request) -> bool:
+    return request.POST.get("action", "submit") != "draft"
+
+
+@action_required("create_project")
+def project_create(request):
+    form = project_form(data=request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            project = review_services.project_create(
+                form.document, user=request.user, reason=form.cleaned_data["reason"], submit=_submit(request)
+            )
+        except ValidationError as exc:
+            apply_service_errors(form, exc)
+        else:
+            messages.success(request, f"{project.name} was proposed; a reviewer must accept it before it is on the map.")
+            return redirect("project-detail", slug=project.slug)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "placement/project_form.html", {"form": form, "creating": True}, status=status)
+
+
+@action_required("propose")
+def project_edit(request, slug: str):
+    project = get_object_or_404(Project, slug=slug, accepted=True)
+    if request.method == "POST":
+        data = request.POST.copy()
+        data["slug"] = project.slug  # the slug is the identity; it does not change by proposal
+        form = project_form(data=data)
+        if form.is_valid():
+            try:
+                revision = review_services.revision_propose(
+                    project, form.document, user=request.user, reason=form.cleaned_data["reason"], submit=_submit(request)
+                )
+            except ValidationError as exc:
+                apply_service_errors(form, exc)
+            else:
+                messages.success(request, "Your change was proposed for review.")
+                return redirect("revision-detail", pk=revision.pk)
+        return render(request, "placement/project_form.html", {"form": form, "project": project}, status=400)
+    form = project_form(initial=ProjectForm.initial_from(project_document(project)))
+    return render(request, "placement/project_form.html", {"form": form, "project": project})

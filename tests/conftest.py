@@ -1,0 +1,81 @@
+"""Shared fixtures. The real catalog is imported once per test database; transactional tests
+(worker, browser) run last and re-import it when a flush has emptied the tables."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from django.conf import settings
+from django.contrib.auth.models import Group, User
+from django.core.management import call_command
+
+CATALOG_DIR = Path(settings.ATLAS_CATALOG_DIR)
+
+
+def load_catalog() -> None:
+    from placement.services.catalog import catalog_import
+
+    call_command("seed_roles")
+    catalog_import(CATALOG_DIR)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        load_catalog()
+
+
+@pytest.fixture
+def ensure_catalog(transactional_db):
+    from placement.models import Project
+
+    if not Project.objects.filter(accepted=True).exists():
+        load_catalog()
+
+
+def make_user(username: str, role: str | None = None, **extra) -> User:
+    user = User.objects.create_user(username=username, password="pw-" + username, **extra)
+    if role:
+        group, _ = Group.objects.get_or_create(name=role)
+        user.groups.add(group)
+    return user
+
+
+@pytest.fixture
+def reader(db):
+    return make_user("rita", "reader")
+
+
+@pytest.fixture
+def architect(db):
+    return make_user("arch", "architect")
+
+
+@pytest.fixture
+def other_architect(db):
+    return make_user("arch2", "architect")
+
+
+@pytest.fixture
+def reviewer(db):
+    return make_user("rev", "reviewer")
+
+
+@pytest.fixture
+def kueue_data() -> dict:
+    return yaml.safe_load((CATALOG_DIR / "kueue.yaml").read_text())
+
+
+@pytest.fixture
+def new_project_data(kueue_data) -> dict:
+    """A valid document for a project that is not in the catalog."""
+    data = copy.deepcopy(kueue_data)
+    data["slug"] = "example-queue"
+    data["name"] = "Example Queue"
+    data["placement"]["dependencies"]["requires"] = []
+    data["placement"]["bundles"] = []
+    data["placement"]["conflicts_with"] = []
+    return data
