@@ -1,5 +1,14 @@
 """Trace replay: real cluster traces (Philly via Gavel, Alibaba GPU-sharing 2023) and any CSV.
 
+* :func:`load_jobs` / :func:`load_nodes` read CSV through a :class:`ColumnMap`
+  (built in: ``philly``, ``alibaba``, ``generic``); bad input raises
+  :class:`TraceError` naming file, line and column.
+* :func:`replay_whole_gpu` -- FIFO or least-attained-service on a whole-GPU pool.
+* :func:`replay_sharing` -- HAMi-style binpack/spread GPU sharing with the
+  fragmentation measure after every pod.
+* :func:`replay_trace` -- both, from a path; :func:`result_json` gives the
+  canonical JSON.  CLI: ``python -m scheduler_core.traces replay ...``.
+
 No Django, no Celery.  See ``docs/simulator-model.md`` ("Trace replay").
 """
 
@@ -14,21 +23,41 @@ from scheduler_core.traces.csvio import (
     uniform_nodes,
 )
 from scheduler_core.traces.records import MILLI, TraceJob, TraceNode
+from scheduler_core.traces.replay import POLICIES, default_node_list, replay_trace, result_json
+from scheduler_core.traces.sharing import (
+    SharingCluster,
+    SharingConfig,
+    SharingResult,
+    TypicalPods,
+    replay_sharing,
+)
+from scheduler_core.traces.synthetic import synthetic_sharing_trace, synthetic_whole_gpu_jobs
 from scheduler_core.traces.whole_gpu import WholeGpuConfig, WholeGpuResult, replay_whole_gpu
 
 __all__ = [
     "FORMATS",
     "GPU_MEMORY_MIB",
     "MILLI",
+    "POLICIES",
     "ColumnMap",
     "NodeColumnMap",
+    "SharingCluster",
+    "SharingConfig",
+    "SharingResult",
     "TraceError",
     "TraceJob",
     "TraceNode",
+    "TypicalPods",
     "WholeGpuConfig",
     "WholeGpuResult",
+    "default_node_list",
     "load_jobs",
     "load_nodes",
+    "replay_sharing",
+    "replay_trace",
     "replay_whole_gpu",
+    "result_json",
+    "synthetic_sharing_trace",
+    "synthetic_whole_gpu_jobs",
     "uniform_nodes",
 ]
