@@ -384,6 +384,13 @@ class SharingCluster:
 
 # -- replay ---------------------------------------------------------------------
 
+def _count(keys) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for k in keys:
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
 def _r6(a: np.ndarray) -> list[float]:
     return [float(x) for x in np.round(a, 6)]
 
@@ -402,6 +409,7 @@ class SharingResult:
     placed: int
     unplaced: list[str]
     unplaced_gpu_milli: int
+    unplaced_by_class: dict[str, int]
     arrived_milli: np.ndarray
     allocated_milli: np.ndarray
     frag_milli: np.ndarray
@@ -440,6 +448,7 @@ class SharingResult:
             "placed": self.placed,
             "unplaced": len(self.unplaced),
             "unplaced_gpus": self.unplaced_gpu_milli / MILLI,
+            "unplaced_by_priority_class": dict(sorted(self.unplaced_by_class.items())),
             "arrived_share": float(self.arrived_share[last]),
             "final_allocated_share": float(alloc[last]),
             "final_frag_ratio": float(ratio[last]),
@@ -565,6 +574,7 @@ def replay_sharing(
         placed=r.placed,
         unplaced=[pods[i].job_id for i in unplaced],
         unplaced_gpu_milli=sum(pods[i].num_gpus * pods[i].gpu_milli for i in unplaced),
+        unplaced_by_class=_count(pods[i].priority_class or "-" for i in unplaced),
         arrived_milli=r.arrived,
         allocated_milli=r.alloc,
         frag_milli=r.frag,

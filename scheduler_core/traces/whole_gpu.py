@@ -91,6 +91,7 @@ class WholeGpuResult:
 
     config: WholeGpuConfig
     job_ids: list[str]
+    tenants: list[str]
     gpus: list[int]
     submit: list[float]
     first_start: list[float | None]
@@ -122,6 +123,21 @@ class WholeGpuResult:
             "utilisation": float(self.busy_gpu_s / (cap * makespan)) if makespan > 0 else 0.0,
             "preemptions": int(sum(self.preemptions)),
             "events": self.events,
+            "by_tenant": self._by_tenant(done),
+        }
+
+    def _by_tenant(self, done: list[int]) -> dict:
+        groups: dict[str, list[int]] = {}
+        for i in done:
+            groups.setdefault(self.tenants[i], []).append(i)
+        return {
+            t: {
+                "completed": len(ix),
+                "jct_s": _dist([self.finish[i] - self.submit[i] for i in ix]),
+                "queue_wait_s": _dist([self.first_start[i] - self.submit[i] for i in ix]),
+                "gpu_s": float(sum(self.held[i] * self.gpus[i] for i in ix)),
+            }
+            for t, ix in sorted(groups.items())
         }
 
     def to_dict(self) -> dict:
@@ -344,6 +360,7 @@ def replay_whole_gpu(jobs: Sequence[TraceJob], config: WholeGpuConfig | None = N
     return WholeGpuResult(
         config=cfg,
         job_ids=[j.job_id for j in runnable],
+        tenants=[j.tenant for j in runnable],
         gpus=r.k,
         submit=[j.submit_s for j in runnable],
         first_start=r.first_start,

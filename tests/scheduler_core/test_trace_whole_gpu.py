@@ -129,3 +129,13 @@ def test_philly_csv_round_trip_through_replay_trace(tmp_path):
     r = replay_trace(p, "philly", "fifo", servers=2)
     assert r.finish == [100, 100, 200]
     assert load_jobs(p, "philly")[2].line == 4
+
+
+def test_tenant_column_gives_per_tenant_metrics(tmp_path):
+    p = tmp_path / "g.csv"
+    p.write_text("job_id,submit_s,gpus,duration_s,tenant\na,0,1,10,red\nb,0,1,10,blue\nc,0,1,10,red\n")
+    r = replay_trace(p, "generic", "fifo", servers=1, gpus_per_server=1)
+    by = r.summary["by_tenant"]
+    assert list(by) == ["blue", "red"]
+    assert by["red"]["completed"] == 2 and by["red"]["jct_s"]["max"] == 30
+    assert by["blue"]["queue_wait_s"]["mean"] == 10 and by["blue"]["gpu_s"] == 10

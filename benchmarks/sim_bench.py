@@ -1,0 +1,247 @@
+#!/usr/bin/env python
+"""Simulator speed benchmarks: trace replays and the 1,024-GPU scale case.
+
+    .venv/bin/python benchmarks/sim_bench.py philly  [--trace ../shared/data/philly-gavel-b436b2/jobs.csv]
+    .venv/bin/python benchmarks/sim_bench.py alibaba [--trace ../shared/data/alibaba-gpu-v2023/openb_pod_list_default.csv
+                                                      --nodes ../shared/data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv]
+    .venv/bin/python benchmarks/sim_bench.py scale   [--jobs 12500,25000,50000]
+    .venv/bin/python benchmarks/sim_bench.py all     [--philly-trace P] [--alibaba-trace P --nodes P]
+
+Without a trace path a synthetic trace of the same shape is generated
+(``scheduler_core.traces.synthetic``).  For each case it prints wall time
+(best of ``--repeat`` runs, no tracing), events per second, and peak memory:
+the Python heap peak of one extra run under ``tracemalloc`` and the process'
+peak RSS.  The scale case runs each size in a fresh subprocess so that its
+peak RSS is its own.
+
+Targets (from the issue): Philly replay under 0.3 s (a Python peer takes
+15.6 s on this machine); Alibaba replay with fragmentation after every pod at
+>= 1,000 pods/s (a Go peer: ~8 pods/s); 128 nodes x 8 A100-80GB with 50,000
+jobs + 100 services over 7 days under 60 s and 2 GiB, roughly linear in jobs.
+The exit status is 1 when a case misses its target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from scheduler_core.traces import (  # noqa: E402
+    load_jobs,
+    load_nodes,
+    replay_sharing,
+    replay_whole_gpu,
+    synthetic_sharing_trace,
+    synthetic_whole_gpu_jobs,
+)
+
+PHILLY_PEER_S = 15.6
+PHILLY_TARGET_S = 0.3
+ALIBABA_PEER_PODS_S = 8.0
+ALIBABA_TARGET_PODS_S = 1000.0
+SCALE_TARGET_S = 60.0
+SCALE_TARGET_BYTES = 2 * 1024**3
+MiB = 1024 * 1024
+
+
+def _maxrss_bytes() -> int:
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return r if sys.platform == "darwin" else r * 1024
+
+
+def _measure(fn, repeat: int):
+    """(best wall seconds, result of the last timed run, tracemalloc peak bytes)."""
+    best = float("inf")
+    result = None
+    for _ in range(max(1, repeat)):
+        t0 = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - t0)
+    tracemalloc.start()
+    fn()
+    _cur, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return best, result, peak
+
+
+def _ok(flag: bool) -> str:
+    return "OK  " if flag else "MISS"
+
+
+# -- Philly ------------------------------------------------------------------------------------
+
+def bench_philly(args) -> bool:
+    if args.trace:
+        t0 = time.perf_counter()
+        jobs = load_jobs(args.trace, "philly", require_duration=True)
+        load_s = time.perf_counter() - t0
+        source = args.trace
+    else:
+        jobs, load_s, source = synthetic_whole_gpu_jobs(1874, capacity=96, seed=args.seed), 0.0, "synthetic (1,874 jobs)"
+    print(f"== philly: {source}: {len(jobs)} jobs on 12 x 8 GPUs; CSV read {load_s * 1000:.1f} ms")
+    ok = True
+    for policy in ("fifo", "las"):
+        wall, r, peak = _measure(lambda: replay_whole_gpu(jobs, policy=policy, servers=12, gpus_per_server=8), args.repeat)
+        s = r.summary
+        total = wall + load_s
+        good = total < PHILLY_TARGET_S
+        ok &= good
+        j, w = s["jct_s"], s["queue_wait_s"]
+        print(f"  {policy:4s} wall {wall * 1000:7.1f} ms (+read {total * 1000:6.1f} ms)  {s['events'] / wall:>10,.0f} events/s "
+              f"({s['events']} events)  heap peak {peak / MiB:5.1f} MiB  "
+              f"[{_ok(good)} target < {PHILLY_TARGET_S} s; {PHILLY_PEER_S / total:,.0f}x the {PHILLY_PEER_S} s peer]")
+        print(f"       JCT mean {j['mean'] / 3600:7.2f} h  median {j['median'] / 3600:6.2f} h  p99 {j['p99'] / 3600:7.1f} h | "
+              f"wait mean {w['mean'] / 3600:6.2f} h  median {w['median'] / 3600:5.2f} h  p99 {w['p99'] / 3600:6.1f} h | "
+              f"makespan {s['makespan_s'] / 86400:5.1f} d  util {s['utilisation']:.3f}  preemptions {s['preemptions']}")
+    print(f"  process peak RSS {_maxrss_bytes() / MiB:.0f} MiB")
+    return ok
+
+
+# -- Alibaba -----------------------------------------------------------------------------------
+
+def bench_alibaba(args) -> bool:
+    if args.trace:
+        nodes_path = args.nodes or os.path.join(os.path.dirname(args.trace), "openb_node_list_gpu_node.csv")
+        t0 = time.perf_counter()
+        pods = load_jobs(args.trace, "alibaba")
+        nodes = load_nodes(nodes_path)
+        load_s = time.perf_counter() - t0
+        source = args.trace
+    else:
+        (pods, nodes), load_s, source = synthetic_sharing_trace(8152, 1213, seed=args.seed), 0.0, "synthetic (8,152 pods)"
+    gpus = sum(n.num_gpus for n in nodes)
+    print(f"== alibaba: {source}: {len(pods)} pods on {len(nodes)} nodes / {gpus} GPUs; "
+          f"CSV read {load_s * 1000:.0f} ms; fragmentation recorded after every pod")
+    ok = True
+    for policy in ("binpack", "spread"):
+        wall, r, peak = _measure(lambda: replay_sharing(pods, nodes, policy=policy), args.repeat)
+        s = r.summary
+        rate = len(pods) / (wall + load_s)
+        good = rate >= ALIBABA_TARGET_PODS_S
+        ok &= good
+        print(f"  {policy:7s} wall {wall:6.3f} s (+read {wall + load_s:6.3f} s)  {rate:>8,.0f} pods/s  "
+              f"{s['events'] / wall:>8,.0f} events/s  heap peak {peak / MiB:5.1f} MiB  "
+              f"[{_ok(good)} target >= {ALIBABA_TARGET_PODS_S:,.0f} pods/s; {rate / ALIBABA_PEER_PODS_S:,.0f}x the Go peer]")
+        at = s["at_allocated_share"]
+        marks = "  ".join(
+            f"{float(k):.0%}: {v['frag_ratio']:.3f}/{v['frag_share']:.3f}" for k, v in at.items() if v
+        )
+        print(f"          placed {s['placed']}, unplaced {s['unplaced']} ({s['unplaced_gpus']:.0f} GPUs); "
+              f"allocated {s['final_allocated_share']:.3f} of {s['arrived_share']:.3f} arrived; "
+              f"frag (of free/of capacity) at allocated {marks}; final {s['final_frag_ratio']:.3f}/{s['final_frag_share']:.3f}")
+    print(f"  process peak RSS {_maxrss_bytes() / MiB:.0f} MiB")
+    return ok
+
+
+# -- Scale -------------------------------------------------------------------------------------
+
+def _events_of(result):
+    for obj in (result, getattr(result, "summary", None), getattr(result, "metrics", None)):
+        if obj is None:
+            continue
+        for key in ("events", "events_processed", "processed"):
+            v = obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+            if isinstance(v, int):
+                return v
+    return None
+
+
+def _scale_one(jobs: int, seed: int) -> dict:
+    """Run one scale point in this process; returns wall, events and peak RSS."""
+    try:
+        from scheduler_core import simulate, synthetic_scenario  # provided by the simulator core
+    except ImportError as exc:
+        return {"error": f"scheduler_core.simulate/synthetic_scenario not available: {exc}"}
+    t0 = time.perf_counter()
+    scenario = synthetic_scenario(nodes=128, jobs=jobs, services=100, days=7, seed=seed)
+    build = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    result = simulate(scenario, progress=None)
+    wall = time.perf_counter() - t1
+    return {"jobs": jobs, "build_s": build, "wall_s": wall, "events": _events_of(result),
+            "maxrss": _maxrss_bytes()}
+
+
+def bench_scale(args) -> bool:
+    sizes = [int(x) for x in args.jobs.split(",")]
+    print(f"== scale: 128 nodes x 8 A100-80GB (1,024 GPUs), 100 inference services, 7 days; jobs {sizes}")
+    ok = True
+    prev = None
+    for n in sizes:
+        proc = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "_scale_one", "--n", str(n), "--seed", str(args.seed)],
+            capture_output=True, text=True,
+        )
+        if proc.returncode != 0:
+            print(f"  {n:>6} jobs: FAILED\n{proc.stderr.strip()}")
+            return False
+        d = json.loads(proc.stdout.strip().splitlines()[-1])
+        if "error" in d:
+            print(f"  {d['error']}")
+            return False
+        total = d["build_s"] + d["wall_s"]
+        good = total < SCALE_TARGET_S and d["maxrss"] < SCALE_TARGET_BYTES
+        ok &= good
+        ev = d["events"]
+        evs = f"{ev / d['wall_s']:>10,.0f} events/s ({ev:,} events)" if ev else "events/s n/a"
+        growth = f"  x{total / prev[1]:.2f} time for x{n / prev[0]:.2f} jobs" if prev else ""
+        print(f"  {n:>6} jobs: build {d['build_s']:5.2f} s + simulate {d['wall_s']:6.2f} s = {total:6.2f} s  {evs}  "
+              f"peak RSS {d['maxrss'] / MiB:6.0f} MiB  {total / n * 1e6:6.0f} us/job{growth}  "
+              f"[{_ok(good)} target < {SCALE_TARGET_S:.0f} s, < 2 GiB]")
+        prev = (n, total)
+    return ok
+
+
+# -- main --------------------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="case", required=True)
+    for name in ("philly", "alibaba"):
+        sp = sub.add_parser(name, help=f"{name} trace replay")
+        sp.add_argument("--trace", help="trace CSV (default: a synthetic trace of the same shape)")
+        if name == "alibaba":
+            sp.add_argument("--nodes", help="node list CSV (default: openb_node_list_gpu_node.csv beside --trace)")
+    sp = sub.add_parser("scale", help="scheduler_core.simulate on 1,024 GPUs")
+    sp.add_argument("--jobs", default="12500,25000,50000", help="comma-separated job counts")
+    sp = sub.add_parser("all", help="all three cases")
+    sp.add_argument("--philly-trace")
+    sp.add_argument("--alibaba-trace")
+    sp.add_argument("--nodes")
+    sp.add_argument("--jobs", default="12500,25000,50000")
+    sp = sub.add_parser("_scale_one")  # internal: one scale point in a fresh process
+    sp.add_argument("--n", type=int, required=True)
+    for sp in sub.choices.values():
+        sp.add_argument("--repeat", type=int, default=3, help="timed runs; the best is reported")
+        sp.add_argument("--seed", type=int, default=0, help="seed of synthetic traces")
+    args = p.parse_args(argv)
+
+    if args.case == "_scale_one":
+        print(json.dumps(_scale_one(args.n, args.seed)))
+        return 0
+    print(f"python {sys.version.split()[0]} on {os.uname().machine}, {os.cpu_count()} CPUs (one used)")
+    if args.case == "philly":
+        return 0 if bench_philly(args) else 1
+    if args.case == "alibaba":
+        return 0 if bench_alibaba(args) else 1
+    if args.case == "scale":
+        return 0 if bench_scale(args) else 1
+    ok = bench_philly(argparse.Namespace(trace=args.philly_trace, repeat=args.repeat, seed=args.seed))
+    ok &= bench_alibaba(argparse.Namespace(trace=args.alibaba_trace, nodes=args.nodes, repeat=args.repeat, seed=args.seed))
+    ok &= bench_scale(argparse.Namespace(jobs=args.jobs, seed=args.seed))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
