@@ -1,0 +1,379 @@
+"""Compare: a verdict for every pair of projects (seeds/002: like with like, across layers only the contract).
+
+Order of the rules (first that applies wins):
+1. overlapping            one bundles the other (directly or through a bundle it ships)
+2. platform_vs_mechanism  exactly one of them is a platform (kind platform or platform plane)
+3. cross_layer            different comparison layers (control-plane primary layer; platform plane)
+4. comparable             same layer and at least one common resource unit
+5. unit_mismatch          same layer, no common unit
+Valid axes per verdict come from fixtures/rules/comparison.yaml.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+from placement.rules.data import Verdict
+from placement.rules.errors import RulesInputError
+from placement.rules.graph import (
+    CONTROL_MAP,
+    ROLE_RELATION,
+    CatalogGraph,
+    ProjectFacts,
+    composition_path,
+    project_node,
+    unit_node,
+)
+from placement.rules.models import (
+    AxisValue,
+    ComparisonAxis,
+    ComparisonResult,
+    CompareRequest,
+    ContractJoin,
+    ContractRoleRef,
+    GraphStep,
+    PairVerdict,
+)
+from placement.schemas import ENFORCEMENT_POINT_LABELS, RESOURCE_UNIT_LABELS, ContractPoint, ResourceUnit
+
+
+PARTICIPLE = {ContractPoint.ADVERTISE: "advertised", ContractPoint.BIND: "bound", ContractPoint.ALLOCATE: "allocated"}
+
+
+def _units(units) -> list[ResourceUnit]:
+    order = list(ResourceUnit)
+    return sorted(units, key=order.index)
+
+
+def _unit_names(units) -> str:
+    return ", ".join(RESOURCE_UNIT_LABELS[u] for u in _units(units)) or "none"
+
+
+def _name(f: ProjectFacts) -> str:
+    return f.ref.name
+
+
+def _layer_text(graph: CatalogGraph, f: ProjectFacts) -> str:
+    return graph.layer_label(*f.compare_layer)
+
+
+def same_layer(fa: ProjectFacts, fb: ProjectFacts) -> bool:
+    """Same layer: both platforms, or each one's primary control-plane layer is among the other's
+    layers (kube-scheduler L3+L2 and Volcano L2+L0/L1/L3 meet; HAMi L4+L2 and Volcano do not)."""
+    if fa.is_platform or fb.is_platform:
+        return fa.is_platform and fb.is_platform
+    return fa.control_layer in fb.layers.get(CONTROL_MAP, ()) and fb.control_layer in fa.layers.get(CONTROL_MAP, ())
+
+
+def depends(fa: ProjectFacts, fb: ProjectFacts) -> bool:
+    return fb.slug in fa.requires_all or fa.slug in fb.requires_all
+
+
+def verdict_of(graph: CatalogGraph, fa: ProjectFacts, fb: ProjectFacts) -> Verdict:
+    if fb.slug in fa.bundles_all or fa.slug in fb.bundles_all:
+        return Verdict.OVERLAPPING
+    if fa.is_platform != fb.is_platform:
+        return Verdict.PLATFORM_VS_MECHANISM
+    if not same_layer(fa, fb) or depends(fa, fb):
+        # different layers, or one is built on the other: upstream and downstream, not rivals
+        return Verdict.CROSS_LAYER
+    if fa.primary_unit == fb.primary_unit:
+        return Verdict.COMPARABLE
+    return Verdict.UNIT_MISMATCH
+
+
+# --- contract joins for cross-layer pairs ---------------------------------------------------------
+
+
+def _upstream_first(graph: CatalogGraph, fa: ProjectFacts, fb: ProjectFacts) -> tuple[ProjectFacts, ProjectFacts]:
+    """Order a pair governance-first: platform, then L0 .. L4."""
+
+    def depth(f: ProjectFacts) -> int:
+        return -1 if f.is_platform else graph.layer_order.get(f.control_layer, 99)
+
+    return (fa, fb) if depth(fa) <= depth(fb) else (fb, fa)
+
+
+def _role(f: ProjectFacts, point: ContractPoint, units) -> ContractRoleRef:
+    return ContractRoleRef(slug=f.slug, point=point, units=_units(units), how=f.role_how.get(point, ""))
+
+
+def contract_joins(graph: CatalogGraph, fa: ProjectFacts, fb: ProjectFacts) -> list[ContractJoin]:
+    """Contract points where the two meet: both take part in one point for a common unit, or one
+    side's point feeds the other's (advertise -> bind -> allocate) for a common unit."""
+    order = {c.point: c.order for c in graph.rules.contract_points}
+    points = sorted(ContractPoint, key=lambda p: order.get(p, 0))
+    names = {c.point: c.name for c in graph.rules.contract_points}
+    joins: list[ContractJoin] = []
+    for point in points:
+        shared = fa.role_units(point) & fb.role_units(point)
+        if shared:
+            joins.append(
+                ContractJoin(
+                    points=[point],
+                    units=_units(shared),
+                    kind="shared_point",
+                    roles=[_role(fa, point, shared), _role(fb, point, shared)],
+                    summary=(
+                        f"Both take part in {names[point]} for {_unit_names(shared)}: compare whether "
+                        f"{_name(fa)} and {_name(fb)} agree on how that unit is {PARTICIPLE[point]} "
+                        f"there, not the projects as a whole."
+                    ),
+                )
+            )
+    covered = {p for j in joins for p in j.points}
+    for i, first in enumerate(points):
+        for second in points[i + 1 :]:
+            for up, down in ((fa, fb), (fb, fa)):
+                shared = up.role_units(first) & down.role_units(second)
+                if not shared or (first in covered and second in covered):
+                    continue
+                joins.append(
+                    ContractJoin(
+                        points=[first, second],
+                        units=_units(shared),
+                        kind="handoff",
+                        roles=[_role(up, first, shared), _role(down, second, shared)],
+                        summary=(
+                            f"{_name(up)} takes part in {names[first]} and {_name(down)} in {names[second]} for "
+                            f"{_unit_names(shared)}: the contract holds if what {_name(up)} does at {names[first]} "
+                            f"is what {_name(down)} expects at {names[second]} for that unit."
+                        ),
+                    )
+                )
+    return joins
+
+
+def _join_path(join: ContractJoin) -> list[GraphStep]:
+    unit = join.units[0]
+    first, second = join.roles[0], join.roles[1]
+    return [
+        GraphStep(source=project_node(first.slug), relation=ROLE_RELATION[first.point], target=unit_node(unit)),
+        GraphStep(source=unit_node(unit), relation=ROLE_RELATION[second.point], target=project_node(second.slug), forward=False),
+    ]
+
+
+def _path_text(steps: list[GraphStep]) -> str:
+    parts = []
+    for step in steps:
+        arrow = f"-{step.relation}->" if step.forward else f"<-{step.relation}-"
+        parts.append(f"{step.source} {arrow} {step.target}")
+    return "; ".join(parts)
+
+
+# --- axes -----------------------------------------------------------------------------------------
+
+
+def _isolation_value(graph: CatalogGraph, f: ProjectFacts, units) -> str:
+    parts = []
+    for unit in _units(units):
+        rule = graph.rules.unit[unit]
+        parts.append(f"{RESOURCE_UNIT_LABELS[unit]}: {rule.isolation} isolation ({rule.note})")
+    enforced = ", ".join(ENFORCEMENT_POINT_LABELS[e] for e in f.doc.placement.enforcement_points)
+    return f"{' '.join(parts)} Enforced at: {enforced}."
+
+
+def _axis_value(graph: CatalogGraph, axis: str, f: ProjectFacts, other: ProjectFacts, shared) -> str:
+    p = f.doc.placement
+    if axis == "isolation":
+        return _isolation_value(graph, f, shared or f.units)
+    if axis == "overhead":
+        return p.costs.overhead
+    if axis == "observability":
+        return "; ".join(p.observability)
+    if axis == "reconfiguration_cost":
+        return p.costs.reconfiguration
+    if axis == "workload_and_slo":
+        isolation = ", ".join(
+            f"{RESOURCE_UNIT_LABELS[u]} ({graph.rules.unit[u].isolation} isolation)" for u in _units(f.units)
+        )
+        return f"Promise: {p.promise} Units: {isolation}."
+    if axis == "resource_unit":
+        return " ".join(f"{RESOURCE_UNIT_LABELS[u]}: {graph.rules.unit[u].granularity}" for u in _units(f.units))
+    if axis == "interface_contract":
+        roles = [f"{point.value} ({_unit_names(units)}): {f.role_how.get(point, '')}" for point, units in f.roles.items()]
+        return "; ".join(roles) or "Takes part in no contract point."
+    if axis == "decomposition":
+        if f.is_platform:
+            parts = []
+            if f.bundles:
+                parts.append(f"ships {', '.join(sorted(f.bundles))}")
+            if f.requires:
+                parts.append(f"requires {', '.join(sorted(f.requires))}")
+            parts.append("depends on: " + "; ".join(p.dependencies.upstream + p.dependencies.downstream))
+            return "Platform: " + "; ".join(parts) + "."
+        return (
+            f"{graph.layer_label('control-plane', f.control_layer)} ({f.plane} plane), units {_unit_names(f.units)}; "
+            f"promise: {p.promise}"
+        )
+    if axis == "bundled_scope":
+        if other.slug in f.bundles_all:
+            return f"Ships {', '.join(sorted(f.bundles_all))}. Costs: {p.costs.intrusiveness}"
+        return f"Shipped inside {other.ref.name}; alone it promises: {p.promise}"
+    return ""
+
+
+def _axes(graph: CatalogGraph, verdict: Verdict, fa: ProjectFacts, fb: ProjectFacts, shared) -> list[ComparisonAxis]:
+    axes = []
+    for axis in graph.rules.verdict[verdict].axes:
+        rule = graph.rules.axis[axis]
+        values = [
+            AxisValue(slug=fa.slug, value=_axis_value(graph, axis, fa, fb, shared)),
+            AxisValue(slug=fb.slug, value=_axis_value(graph, axis, fb, fa, shared)),
+        ]
+        axes.append(ComparisonAxis(axis=axis, name=rule.name, question=rule.question, values=values))
+    return axes
+
+
+# --- one pair -------------------------------------------------------------------------------------
+
+
+def compare_pair(graph: CatalogGraph, a: str, b: str) -> PairVerdict:
+    fa, fb = graph.project(a), graph.project(b)
+    verdict = verdict_of(graph, fa, fb)
+    shared = fa.units & fb.units
+    joins: list[ContractJoin] = []
+    path: list[GraphStep] = []
+
+    if verdict == Verdict.OVERLAPPING:
+        outer, inner = (fa, fb) if fb.slug in fa.bundles_all else (fb, fa)
+        path = composition_path(graph, outer.slug, inner.slug)
+        explanation = (
+            f"{outer.ref.name} ships {inner.ref.name} (bundles), so they are not alternatives: choosing "
+            f"{outer.ref.name} already includes {inner.ref.name}. Compare what the bundle adds around it "
+            f"(lifecycle, upgrades, other operands) against installing {inner.ref.name} alone."
+        )
+    elif verdict == Verdict.PLATFORM_VS_MECHANISM:
+        platform, other = (fa, fb) if fa.is_platform else (fb, fa)
+        path = composition_path(graph, platform.slug, other.slug)
+        relies = sorted(platform.bundles_all | platform.requires)
+        rivals = [
+            graph.projects[s].ref.name
+            for s in relies
+            if s in graph.projects and graph.projects[s].compare_layer == other.compare_layer
+        ]
+        explanation = (
+            f"{platform.ref.name} is a platform that packages lower layers; {other.ref.name} sits on "
+            f"{_layer_text(graph, other)}. Do not weigh the platform's experience against a mechanism's "
+            f"boundary: decompose {platform.ref.name} into what it depends on"
+            + (f" ({', '.join(relies)})" if relies else "")
+            + (
+                f" and compare {other.ref.name} with the piece on its own layer ({', '.join(rivals)})."
+                if rivals
+                else f" and ask which of those provides what {other.ref.name} does."
+            )
+        )
+    elif verdict == Verdict.CROSS_LAYER:
+        up, down = _upstream_first(graph, fa, fb)
+        if depends(fa, fb) and same_layer(fa, fb):
+            user, base = (fa, fb) if fb.slug in fa.requires_all else (fb, fa)
+            relation = (
+                f"Both sit on {_layer_text(graph, fa)}, but {user.ref.name} is built on {base.ref.name} "
+                f"(it requires it): they are upstream and downstream, not rivals."
+            )
+            up, down = base, user
+        else:
+            relation = (
+                f"{up.ref.name} sits on {_layer_text(graph, up)} and {down.ref.name} on {_layer_text(graph, down)}: "
+                f"they are upstream and downstream, not rivals."
+            )
+        joins = contract_joins(graph, up, down)
+        if joins:
+            path = _join_path(joins[0])
+            named = " ".join(j.summary for j in joins)
+            order = {c.point: c.order for c in graph.rules.contract_points}
+            points = sorted({p for j in joins for p in j.points}, key=lambda p: order.get(p, 0))
+            names = ", ".join(graph.rules.contract_point[p].name for p in points)
+            explanation = f"{relation} Compare only the contract that joins them ({names}). {named}"
+        else:
+            path = composition_path(graph, up.slug, down.slug)
+            via = f" In the catalog graph they meet via: {_path_text(path)}." if path else " They do not meet in the catalog graph."
+            explanation = (
+                f"{relation} No contract point joins them directly, so there is nothing to compare between "
+                f"them; compare each with projects on its own layer, and check that the dependency holds.{via}"
+            )
+    elif verdict == Verdict.COMPARABLE:
+        also = _units(shared - {fa.primary_unit})
+        explanation = (
+            f"Both sit on {_layer_text(graph, fa)} and hand out {RESOURCE_UNIT_LABELS[fa.primary_unit]}"
+            + (f" (and also share {_unit_names(also)})" if also else "")
+            + ": a like-for-like comparison. Compare isolation, overhead, observability and reconfiguration "
+            "cost for that unit."
+        )
+    else:
+        explanation = (
+            f"Both sit on {_layer_text(graph, fa)}, but {fa.ref.name} hands out "
+            f"{RESOURCE_UNIT_LABELS[fa.primary_unit]} and {fb.ref.name} hands out "
+            f"{RESOURCE_UNIT_LABELS[fb.primary_unit]}"
+            + (f" (both also handle {_unit_names(shared)})" if shared else "")
+            + ". The unit sets the isolation ceiling and granularity, so fix the workload and SLO first, choose "
+            "the unit, and only then the project."
+        )
+
+    return PairVerdict(
+        a=fa.ref,
+        b=fb.ref,
+        verdict=verdict,
+        verdict_name=graph.rules.verdict[verdict].name,
+        layer_a=graph.layer_ref(*fa.compare_layer),
+        layer_b=graph.layer_ref(*fb.compare_layer),
+        units_a=_units(fa.units),
+        units_b=_units(fb.units),
+        shared_units=_units(shared),
+        axes=_axes(graph, verdict, fa, fb, {fa.primary_unit} if verdict == Verdict.COMPARABLE else shared),
+        contracts=joins,
+        path=path,
+        explanation=explanation,
+    )
+
+
+def compare(graph: CatalogGraph, slugs: list[str] | CompareRequest) -> ComparisonResult:
+    """Verdict for every pair of two or more catalog projects."""
+    if isinstance(slugs, CompareRequest):
+        slugs = slugs.slugs
+    errors: list[str] = []
+    slugs = [s.strip() if isinstance(s, str) else s for s in (slugs or [])]
+    if len(slugs) < 2:
+        errors.append("Give at least two project slugs to compare.")
+    if len(set(slugs)) != len(slugs):
+        errors.append("Project slugs repeat.")
+    errors.extend(graph.unknown_slug_message(s) for s in slugs if s not in graph.projects)
+    if errors:
+        raise RulesInputError({"slugs": errors})
+
+    pairs = [compare_pair(graph, a, b) for a, b in combinations(slugs, 2)]
+
+    # groups of projects that can be compared head to head (connected by comparable verdicts)
+    parent = {s: s for s in slugs}
+
+    def find(s: str) -> str:
+        while parent[s] != s:
+            parent[s] = parent[parent[s]]
+            s = parent[s]
+        return s
+
+    for pair in pairs:
+        if pair.verdict == Verdict.COMPARABLE:
+            parent[find(pair.a.slug)] = find(pair.b.slug)
+    groups: dict[str, list[str]] = {}
+    for s in slugs:
+        groups.setdefault(find(s), []).append(s)
+    comparable_groups = [g for g in groups.values() if len(g) > 1]
+
+    counts: dict[Verdict, int] = {}
+    for pair in pairs:
+        counts[pair.verdict] = counts.get(pair.verdict, 0) + 1
+    parts = [f"{n} {graph.rules.verdict[v].name.lower()}" for v, n in counts.items()]
+    summary = f"{len(pairs)} pair{'s' if len(pairs) != 1 else ''}: " + "; ".join(parts) + "."
+    if comparable_groups:
+        summary += " Head-to-head comparison is valid within: " + " | ".join(", ".join(g) for g in comparable_groups) + "."
+    else:
+        summary += " No two of them are rivals on the same layer and unit."
+
+    return ComparisonResult(
+        catalog_version=graph.version,
+        projects=[graph.projects[s].ref for s in slugs],
+        pairs=pairs,
+        comparable_groups=comparable_groups,
+        summary=summary,
+    )

@@ -1,0 +1,341 @@
+"""The rules as data: fixtures/rules/*.yaml loaded into pydantic models.
+
+`capabilities.yaml` (capability -> owning layer) belongs to the catalog vocabulary in
+`placement.schemas`; the other files belong to the rules engine:
+
+- `units.yaml`        what each resource unit isolates, and which GPU models are MIG-capable
+- `comparison.yaml`   valid comparison axes per verdict, and the three contract points
+- `composition.yaml`  stack slots, cluster baseline, component cost, SLO isolation/goal/tenancy
+- `profiles.yaml`     workload profiles: pools, required capabilities, unit and capability points
+
+`load_rules()` validates them against each other and the vocabulary, so a review board's edit that
+names an unknown capability or unit fails loudly instead of silently scoring nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from placement.rules.errors import RulesDataError
+from placement.schemas import FIXTURES_DIR, CatalogVocabulary, ContractPoint, ResourceUnit, builtin_vocabulary
+
+RULES_DIR = FIXTURES_DIR / "rules"
+
+
+class Isolation(StrEnum):
+    """Isolation an SLO asks for (and a unit provides): see composition.yaml `isolation`."""
+
+    HARD = "hard"
+    SOFT = "soft"
+    NONE = "none"
+
+
+class Verdict(StrEnum):
+    COMPARABLE = "comparable"
+    UNIT_MISMATCH = "unit_mismatch"
+    CROSS_LAYER = "cross_layer"
+    PLATFORM_VS_MECHANISM = "platform_vs_mechanism"
+    OVERLAPPING = "overlapping"
+
+
+class SlotName(StrEnum):
+    WORKLOAD_UNIT = "workload_unit"
+    ADMISSION_QUOTA = "admission_quota"
+    SCHEDULING_POLICY = "scheduling_policy"
+    DEVICE_HANDOFF = "device_handoff"
+    DATA_PLANE_UNIT = "data_plane_unit"
+    PLATFORM_LIFECYCLE = "platform_lifecycle"
+    OBSERVABILITY = "observability"
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- units.yaml -----------------------------------------------------------------------------------
+
+
+class UnitRule(_Data):
+    unit: ResourceUnit
+    isolation: Literal["hard", "soft", "none", "not_applicable"]
+    memory_isolation: bool
+    compute_isolation: bool
+    fault_isolation: bool
+    needs_mig_capable: bool
+    needs_data_plane_project: bool
+    granularity: str
+    reconfiguration: str
+    note: str
+
+
+class GpuModel(_Data):
+    model: str
+    mig_capable: bool
+    memory_gb: int
+
+
+# --- comparison.yaml ------------------------------------------------------------------------------
+
+
+class VerdictRule(_Data):
+    verdict: Verdict
+    name: str
+    meaning: str
+    axes: list[str]
+
+
+class AxisRule(_Data):
+    axis: str
+    name: str
+    question: str
+
+
+class ContractPointRule(_Data):
+    point: ContractPoint
+    name: str
+    order: int
+    sides: list[str]
+    meaning: str
+    failure: str
+
+
+# --- composition.yaml and profiles.yaml -----------------------------------------------------------
+
+
+class Points(_Data):
+    points: float
+    why: str
+
+
+class ComponentCost(Points):
+    kinds: list[str] = Field(default_factory=lambda: ["component", "platform"], description="project kinds that cost a component")
+
+
+class UnitPreference(_Data):
+    unit: ResourceUnit
+    points: float
+    why: str
+
+
+class CapabilityPreference(_Data):
+    capability: str
+    points: float
+    why: str
+
+
+class RequiredCapability(_Data):
+    capability: str
+    why: str
+
+
+class SlotRule(_Data):
+    slot: SlotName
+    name: str
+    question: str
+    map: str
+    layers: list[str]
+    secondary_ok: bool = True
+    kinds: list[str] = Field(default_factory=list, description="allowed project kinds; empty = any")
+    any_capability: list[str] = Field(default_factory=list, description="eligible if it provides one; empty = any")
+    contract_roles: list[ContractPoint] = Field(default_factory=list)
+    unit_must_be_primary: bool = Field(False, description="per-pool slot: the pool unit must be the project's first unit")
+    per_pool: bool = False
+    required: bool = True
+    empty_reason: str = ""
+
+
+class IsolationRule(_Data):
+    level: Isolation
+    accepts: list[Isolation]
+    why: str
+
+
+class GoalRule(_Data):
+    goal: str
+    unit_preferences: list[UnitPreference] = Field(default_factory=list)
+    capability_preferences: list[CapabilityPreference] = Field(default_factory=list)
+
+
+class TenancyRule(_Data):
+    multi_tenant: bool
+    required_capabilities: list[RequiredCapability] = Field(default_factory=list)
+    capability_preferences: list[CapabilityPreference] = Field(default_factory=list)
+
+
+class DefaultSlo(_Data):
+    isolation: Isolation
+    goal: str
+    multi_tenant: bool
+
+
+class PoolTemplate(_Data):
+    name: str
+    accepts: list[Isolation] | Literal["from_slo"]
+    share: float = Field(gt=0, le=1)
+    serves: str
+
+
+class ProfileRule(_Data):
+    profile: str
+    name: str
+    description: str
+    default_slo: DefaultSlo
+    default_scheduler_points: Points = Points(points=0, why="")
+    pools: list[PoolTemplate] = Field(min_length=1)
+    required_capabilities: list[RequiredCapability] = Field(default_factory=list)
+    unit_preferences: list[UnitPreference] = Field(default_factory=list)
+    capability_preferences: list[CapabilityPreference] = Field(default_factory=list)
+
+
+class RulesData(_Data):
+    units: list[UnitRule]
+    excluded_capabilities: list[RequiredCapability] = Field(default_factory=list)
+    gpu_models: list[GpuModel]
+    verdicts: list[VerdictRule]
+    axes: list[AxisRule]
+    contract_points: list[ContractPointRule]
+    cluster_baseline: list[str]
+    default_scheduler: str
+    component_cost: ComponentCost
+    native_handoff: Points
+    slots: list[SlotRule]
+    isolation: list[IsolationRule]
+    goals: list[GoalRule]
+    tenancy: list[TenancyRule]
+    profiles: list[ProfileRule]
+
+    # lookups (computed once; the model is frozen)
+    @functools.cached_property
+    def unit(self) -> dict[ResourceUnit, UnitRule]:
+        return {u.unit: u for u in self.units}
+
+    @functools.cached_property
+    def verdict(self) -> dict[Verdict, VerdictRule]:
+        return {v.verdict: v for v in self.verdicts}
+
+    @functools.cached_property
+    def axis(self) -> dict[str, AxisRule]:
+        return {a.axis: a for a in self.axes}
+
+    @functools.cached_property
+    def contract_point(self) -> dict[ContractPoint, ContractPointRule]:
+        return {c.point: c for c in self.contract_points}
+
+    @functools.cached_property
+    def slot(self) -> dict[SlotName, SlotRule]:
+        return {s.slot: s for s in self.slots}
+
+    @functools.cached_property
+    def profile(self) -> dict[str, ProfileRule]:
+        return {p.profile: p for p in self.profiles}
+
+    @functools.cached_property
+    def goal(self) -> dict[str, GoalRule]:
+        return {g.goal: g for g in self.goals}
+
+    @functools.cached_property
+    def isolation_accepts(self) -> dict[Isolation, list[Isolation]]:
+        return {i.level: list(i.accepts) for i in self.isolation}
+
+    def tenancy_for(self, multi_tenant: bool) -> TenancyRule:
+        for rule in self.tenancy:
+            if rule.multi_tenant == multi_tenant:
+                return rule
+        return TenancyRule(multi_tenant=multi_tenant)
+
+    def gpu_model(self, name: str) -> GpuModel | None:
+        wanted = name.strip().lower()
+        for model in self.gpu_models:
+            if model.model.lower() == wanted:
+                return model
+        return None
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        return hashlib.sha256(payload).hexdigest()[:16]
+
+    def problems(self, vocabulary: CatalogVocabulary) -> list[str]:
+        """Cross-checks: every capability, map, layer, goal and unit named must exist."""
+        found: list[str] = []
+        caps = vocabulary.capability_slugs
+        layer_codes = vocabulary.layer_codes
+
+        def cap(where: str, slug: str) -> None:
+            if slug not in caps:
+                found.append(f"{where}: unknown capability {slug!r}")
+
+        if set(self.unit) != set(ResourceUnit):
+            found.append(f"units: missing {sorted(set(ResourceUnit) - set(self.unit))}")
+        if set(self.verdict) != set(Verdict):
+            found.append(f"verdicts: missing {sorted(set(Verdict) - set(self.verdict))}")
+        if set(self.contract_point) != set(ContractPoint):
+            found.append(f"contract_points: missing {sorted(set(ContractPoint) - set(self.contract_point))}")
+        if set(self.slot) != set(SlotName):
+            found.append(f"slots: missing {sorted(set(SlotName) - set(self.slot))}")
+        if set(self.isolation_accepts) != set(Isolation):
+            found.append(f"isolation: missing {sorted(set(Isolation) - set(self.isolation_accepts))}")
+        for v in self.verdicts:
+            for a in v.axes:
+                if a not in self.axis:
+                    found.append(f"verdicts.{v.verdict}: unknown axis {a!r}")
+        for c in self.excluded_capabilities:
+            cap("excluded_capabilities", c.capability)
+        for s in self.slots:
+            if s.map not in layer_codes:
+                found.append(f"slots.{s.slot}: unknown map {s.map!r}")
+            else:
+                for code in s.layers:
+                    if code not in layer_codes[s.map]:
+                        found.append(f"slots.{s.slot}: unknown layer {code!r} on map {s.map!r}")
+            for c in s.any_capability:
+                cap(f"slots.{s.slot}", c)
+        for g in self.goals:
+            for c in g.capability_preferences:
+                cap(f"goals.{g.goal}", c.capability)
+        for t in self.tenancy:
+            for c in [*t.required_capabilities, *t.capability_preferences]:
+                cap(f"tenancy.{t.multi_tenant}", c.capability)
+        for p in self.profiles:
+            if p.default_slo.goal not in self.goal:
+                found.append(f"profiles.{p.profile}: unknown goal {p.default_slo.goal!r}")
+            for c in [*p.required_capabilities, *p.capability_preferences]:
+                cap(f"profiles.{p.profile}", c.capability)
+            names = [pool.name for pool in p.pools]
+            if len(set(names)) != len(names):
+                found.append(f"profiles.{p.profile}: pool names repeat")
+        return found
+
+
+def _read(path: Path) -> dict:
+    with path.open(encoding="utf-8") as handle:
+        data = yaml.safe_load(handle)
+    if not isinstance(data, dict):
+        raise RulesDataError([f"{path.name}: expected a mapping at the top level"])
+    return data
+
+
+def read_rules(directory: Path | None = None, vocabulary: CatalogVocabulary | None = None) -> RulesData:
+    """Read and cross-check the rules files of `directory` (default fixtures/rules)."""
+    directory = Path(directory) if directory else RULES_DIR
+    merged: dict = {}
+    for name in ("units.yaml", "comparison.yaml", "composition.yaml", "profiles.yaml"):
+        merged.update(_read(directory / name))
+    rules = RulesData.model_validate(merged)
+    problems = rules.problems(vocabulary or builtin_vocabulary())
+    if problems:
+        raise RulesDataError(problems)
+    return rules
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_rules() -> RulesData:
+    return read_rules()
