@@ -1,0 +1,449 @@
+"""Runtime hardware and the device handoff (L4): nodes, GPUs, device contexts.
+
+A :class:`DeviceContext` is the unit that holds tenants and shares compute
+and memory among them: a whole GPU (MIG off) or one MIG instance.  What the
+node *advertises* to the scheduler (extended resources, facts §6.1: integer
+counts) is derived from its contexts and the node's data plane:
+
+* whole GPU  -> ``nvidia.com/gpu``, one unit per context;
+* MIG        -> per the device plugin's strategy (§1.5): ``none`` advertises
+  MIG-enabled GPUs as plain ``nvidia.com/gpu`` (pods get a device CUDA cannot
+  use), ``single`` advertises instances as ``nvidia.com/gpu`` when every GPU
+  is MIG-enabled with one profile (else nothing: MIG-INVALID), ``mixed``
+  advertises ``nvidia.com/mig-<profile>``;
+* time-slicing / MPS -> ``replicas`` units per context under the same name
+  (``.shared`` with renameByDefault), handed out with no accounting of which
+  GPU is busier (§2.1);
+* HAMi -> ``deviceSplitCount`` vGPU slots per GPU plus memory and core
+  accounting, chosen by the HAMi scheduler extender (§3);
+* KAI fractions -> whole GPUs plus scheduler-side fraction accounting (§6.5);
+* DRA -> devices (whole GPUs and MIG instances) published in ResourceSlices,
+  allocated to claims by the scheduler itself (§6.2).
+
+The scheduler only sees ``free`` counts (and, for HAMi/KAI/DRA, the
+per-device accounting those schedulers keep); the kubelet's ``Allocate``
+picks concrete contexts and fails with UnexpectedAdmissionError when the
+device plugin is not registered.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable
+
+from scheduler_core import mig as migmod
+from scheduler_core.hardware import MIB_PER_GIB, GpuSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scheduler_core.scenario import DataPlane
+    from scheduler_core.workloads import Pod
+
+GPU = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class DeviceRequest:
+    """What one pod asks of the node, after the mechanism's translation.
+
+    ``kind`` says which accounting applies: ``count`` (integer extended
+    resource: whole GPUs, MIG instances, time-slicing/MPS replicas), ``hami``
+    (slots + memory + cores), ``fraction`` (KAI), ``dra`` (device claim).
+    """
+
+    kind: str
+    resource: str
+    count: int = 1
+    memory_mib: float = 0.0
+    cores: int = 0
+    fraction: float = 0.0
+    profile: str | None = None
+
+    def quota_usage(self) -> dict[str, float]:
+        """Per-pod quota consumption, keyed by resource name (Kueue/Volcano/KAI accounting)."""
+        if self.kind == "hami":
+            return {GPU: float(self.count), "nvidia.com/gpumem": float(self.memory_mib)}
+        if self.kind == "fraction":
+            return {GPU: self.fraction}
+        if self.kind == "dra":
+            return {self.resource: float(self.count)}
+        return {self.resource: float(self.count)}
+
+    def gpu_units(self) -> float:
+        """Quota in GPU units for GPU-denominated policies (Volcano/KAI queues, fairness)."""
+        if self.kind == "fraction":
+            return self.fraction
+        return float(self.count)
+
+    def describe(self) -> str:
+        if self.kind == "hami":
+            return f"{self.count}x vGPU ({self.memory_mib / MIB_PER_GIB:.0f} GiB, {self.cores}% cores)"
+        if self.kind == "fraction":
+            return f"gpu-fraction {self.fraction:g}"
+        if self.kind == "dra":
+            return f"{self.count}x DRA {self.profile or 'gpu'} (>= {self.memory_mib / MIB_PER_GIB:.0f} GiB)"
+        return f"{self.count}x {self.resource}"
+
+
+class DeviceContext:
+    """A whole GPU or a MIG instance: where tenants share compute and memory."""
+
+    __slots__ = ("node", "gpu", "placement", "capacity", "memory_mib", "resource", "isolation", "slots",
+                 "used_slots", "mem_declared", "cores_used", "fraction_used", "tenants", "oom_event",
+                 "unusable", "index", "equiv_per_slot")
+
+    def __init__(self, node: "Node", gpu: "Gpu", placement: migmod.MigPlacement | None, index: int) -> None:
+        self.node = node
+        self.gpu = gpu
+        self.placement = placement
+        self.index = index
+        if placement is None:
+            self.capacity = 1.0
+            self.memory_mib = float(gpu.spec.memory_mib)
+        else:
+            self.capacity = placement.profile.sm_fraction
+            self.memory_mib = float(placement.profile.memory_mib)
+        self.resource = GPU
+        self.isolation = "exclusive"
+        self.slots = 1
+        self.used_slots = 0
+        self.mem_declared = 0.0
+        self.cores_used = 0
+        self.fraction_used = 0.0
+        self.tenants: list[Pod] = []
+        self.oom_event = None
+        self.unusable = False  # MIG-enabled GPU handed out whole under strategy none
+        self.equiv_per_slot = 1.0
+
+    @property
+    def name(self) -> str:
+        where = f"{self.node.name}/gpu{self.gpu.index}"
+        return where if self.placement is None else f"{where}/{self.placement}"
+
+    @property
+    def free_slots(self) -> int:
+        return self.slots - self.used_slots
+
+
+class Gpu:
+    __slots__ = ("node", "index", "spec", "numa", "layout", "mig_enabled", "contexts", "healthy")
+
+    def __init__(self, node: "Node", index: int, spec: GpuSpec, numa: int) -> None:
+        self.node = node
+        self.index = index
+        self.spec = spec
+        self.numa = numa
+        self.layout: migmod.MigLayout | None = None
+        self.mig_enabled = False
+        self.contexts: list[DeviceContext] = []
+        self.healthy = True
+
+    def idle(self) -> bool:
+        return all(not c.tenants for c in self.contexts)
+
+
+class Node:
+    """One Kubernetes node with its GPUs and its view as the scheduler sees it."""
+
+    def __init__(self, name: str, group: str, index: int, rack: int, spec: GpuSpec, gpus: int, link: str,
+                 numa_nodes: int, data_plane: "DataPlane", mig_layouts: dict[int, migmod.MigLayout | None]) -> None:
+        self.name = name
+        self.group = group
+        self.index = index
+        self.rack = rack
+        self.spec = spec
+        self.link = link
+        self.numa_nodes = numa_nodes
+        self.data_plane = data_plane
+        self.mechanism = data_plane.mechanism
+        per_numa = max(1, math.ceil(gpus / numa_nodes))
+        self.gpus = [Gpu(self, i, spec, min(i // per_numa, numa_nodes - 1)) for i in range(gpus)]
+        for i, g in enumerate(self.gpus):
+            if i in mig_layouts:
+                g.mig_enabled = True
+                g.layout = mig_layouts[i]
+        self.up = True
+        self.plugin_ready = True
+        self.cordoned = False
+        self.reconfiguring = False
+        self.pods: list[Pod] = []
+        self.advertised: dict[str, int] = {}
+        self.free: dict[str, int] = {}
+        self.inventory_warnings: list[str] = []
+        self.rebuild_contexts()
+
+    # -- exposure ------------------------------------------------------------
+    def rebuild_contexts(self, only_gpus: Iterable[int] | None = None) -> None:
+        """Derive contexts and advertised resources from MIG layouts and the data plane.
+
+        With ``only_gpus`` only those GPUs get new contexts (they must be idle:
+        MIG reconfiguration); the other GPUs keep theirs and their tenants.
+        """
+        dp = self.data_plane
+        mech = dp.mechanism
+        strategy = dp.strategy
+        self.inventory_warnings = []
+        targets = set(range(len(self.gpus))) if only_gpus is None else set(only_gpus)
+        for g in self.gpus:
+            if g.index not in targets:
+                continue
+            g.contexts = []
+            if g.mig_enabled and strategy != "none":
+                for p in (g.layout.placements if g.layout else ()):
+                    g.contexts.append(DeviceContext(self, g, p, 0))
+            else:
+                ctx = DeviceContext(self, g, None, 0)
+                ctx.unusable = g.mig_enabled  # strategy none hands out a MIG-mode GPU as a whole device
+                g.contexts.append(ctx)
+        contexts = [c for g in self.gpus for c in g.contexts]
+        for i, c in enumerate(contexts):
+            c.index = i
+        self.contexts = contexts
+
+        single_ok = True
+        if strategy == "single" and any(g.mig_enabled for g in self.gpus):
+            profiles = {c.placement.profile.name for c in contexts if c.placement is not None}
+            if not all(g.mig_enabled for g in self.gpus):
+                single_ok = False
+                self.inventory_warnings.append(
+                    "MIG-INVALID: all devices on the node must be configured with the same migEnabled value")
+            elif len(profiles) != 1 or any(not g.contexts for g in self.gpus):
+                single_ok = False
+                self.inventory_warnings.append("MIG-INVALID: single strategy needs one MIG profile on every GPU")
+        rename = mech == "time-slicing" and dp.time_slicing.rename_by_default
+        for c in contexts:
+            c.resource = GPU
+            c.isolation = "exclusive"
+            c.slots = 1
+            c.equiv_per_slot = 1.0
+            if c.placement is not None:
+                c.resource = GPU if strategy == "single" else c.placement.profile.resource_name
+                c.equiv_per_slot = c.placement.profile.compute_slices / migmod.COMPUTE_SLICES
+            if mech == "time-slicing":
+                c.isolation = "timeslice"
+                c.slots = dp.time_slicing.replicas
+                if rename:
+                    c.resource += ".shared"
+                c.equiv_per_slot /= c.slots
+            elif mech == "mps":
+                c.isolation = "mps"
+                c.slots = dp.mps.replicas
+                c.equiv_per_slot /= c.slots
+            elif mech == "hami":
+                c.isolation = "hami"
+                c.slots = dp.hami.device_split_count
+                c.resource = "hami/" + GPU
+            elif mech == "kai-fraction":
+                c.isolation = "kai"
+            elif mech == "dra":
+                c.resource = "dra/" + ("gpu" if c.placement is None else c.placement.profile.name)
+            if strategy == "single" and not single_ok:
+                c.slots = 0
+        self.advertised = {}
+        for c in contexts:
+            if c.slots:
+                self.advertised[c.resource] = self.advertised.get(c.resource, 0) + (1 if mech == "dra" else c.slots)
+        self.free = {}
+        for c in contexts:
+            if c.slots:
+                used = (1 if c.tenants else 0) if mech == "dra" else c.used_slots
+                self.free[c.resource] = self.free.get(c.resource, 0) + (1 if mech == "dra" else c.slots) - used
+
+    def inventory(self) -> dict[str, int]:
+        return dict(sorted(self.advertised.items()))
+
+    # -- scheduler view ------------------------------------------------------
+    def fit_count(self, req: DeviceRequest) -> int:
+        """How many pods with ``req`` the scheduler believes fit here now."""
+        if req.kind == "count":
+            return self.free.get(req.resource, 0) // req.count
+        if req.kind == "hami":
+            return _hami_fit_count(self, req)
+        if req.kind == "fraction":
+            return _fraction_fit_count(self, req)
+        if req.kind == "dra":
+            return len(_dra_candidates(self, req)) // req.count
+        return 0
+
+    def free_fraction(self, req: DeviceRequest) -> float:
+        """Share of the requested resource still free (NodeResourcesFit scoring input)."""
+        if req.kind == "count":
+            total = self.advertised.get(req.resource, 0)
+            return self.free.get(req.resource, 0) / total if total else 0.0
+        if req.kind == "hami":
+            mem = sum(c.memory_mib for c in self.contexts)
+            return 1.0 - sum(c.mem_declared for c in self.contexts) / mem if mem else 0.0
+        if req.kind == "fraction":
+            return 1.0 - sum(c.fraction_used for c in self.contexts) / max(1, len(self.contexts))
+        free = sum(1 for c in self.contexts if not c.tenants)
+        return free / max(1, len(self.contexts))
+
+    # -- kubelet Allocate ----------------------------------------------------
+    def choose_contexts(self, req: DeviceRequest, rng) -> list[DeviceContext] | None:
+        """Pick concrete devices for one pod (device plugin / extender / DRA allocator)."""
+        if req.kind == "count":
+            cands = [c for c in self.contexts if c.resource == req.resource and c.free_slots > 0]
+            if sum(c.free_slots for c in cands) < req.count:
+                return None
+            if cands[0].isolation in ("timeslice", "mps"):
+                # Replicas are handed out with no accounting of which GPU is busier (§2.1): a
+                # seeded random draw over free replicas, so two replicas may land on one GPU.
+                pool = [c for c in cands for _ in range(c.free_slots)]
+                out = []
+                for _ in range(req.count):
+                    c = pool.pop(rng.randrange(len(pool)))
+                    out.append(c)
+                return out
+            if req.count == 1:
+                return [cands[0]]
+            # GetPreferredAllocation: keep a multi-GPU pod inside one NUMA node when possible.
+            by_numa: dict[int, list[DeviceContext]] = {}
+            for c in cands:
+                by_numa.setdefault(c.gpu.numa, []).append(c)
+            fitting = [v for v in by_numa.values() if len(v) >= req.count]
+            if fitting:
+                best = min(fitting, key=lambda v: (len(v), v[0].index))
+                return best[: req.count]
+            cands.sort(key=lambda c: (-len(by_numa[c.gpu.numa]), c.index))
+            return cands[: req.count]
+        if req.kind == "hami":
+            return _hami_choose(self, req)
+        if req.kind == "fraction":
+            return _fraction_choose(self, req)
+        if req.kind == "dra":
+            cands = _dra_candidates(self, req)
+            return cands[: req.count] if len(cands) >= req.count else None
+        return None
+
+    def commit(self, pod: "Pod", req: DeviceRequest, contexts: list[DeviceContext]) -> None:
+        for c in contexts:
+            if req.kind in ("count", "dra"):
+                c.used_slots += 1
+                self.free[c.resource] -= 1
+                if c.isolation == "kai":
+                    c.fraction_used += 1.0  # a whole GPU leaves no room for fractions
+            elif req.kind == "hami":
+                c.used_slots += 1
+                c.mem_declared += req.memory_mib
+                c.cores_used += req.cores
+            elif req.kind == "fraction":
+                if c.used_slots == 0:
+                    self.free[c.resource] -= 1  # no longer wholly free for nvidia.com/gpu requests
+                c.used_slots += 1
+                c.fraction_used += req.fraction
+            if pod not in c.tenants:
+                c.tenants.append(pod)
+        self.pods.append(pod)
+
+    def release(self, pod: "Pod", req: DeviceRequest, contexts: list[DeviceContext]) -> None:
+        for c in contexts:
+            if req.kind in ("count", "dra"):
+                c.used_slots -= 1
+                self.free[c.resource] += 1
+                if c.isolation == "kai":
+                    c.fraction_used -= 1.0
+            elif req.kind == "hami":
+                c.used_slots -= 1
+                c.mem_declared -= req.memory_mib
+                c.cores_used -= req.cores
+            elif req.kind == "fraction":
+                c.used_slots -= 1
+                c.fraction_used -= req.fraction
+                if c.used_slots == 0:
+                    c.fraction_used = 0.0  # drop float residue
+                    self.free[c.resource] += 1
+            if pod in c.tenants:
+                c.tenants.remove(pod)
+        if pod in self.pods:
+            self.pods.remove(pod)
+
+    def gpu_equivalents(self, req: DeviceRequest, contexts: Iterable[DeviceContext]) -> float:
+        """Allocated capacity in GPUs (MIG: g/7 of a GPU; replicas: 1/replicas; HAMi: larger of
+        memory and core share; KAI: the fraction)."""
+        total = 0.0
+        for c in contexts:
+            if req.kind == "hami":
+                share = max(req.memory_mib / c.memory_mib, req.cores / 100.0)
+                total += min(1.0, share)
+            elif req.kind == "fraction":
+                total += req.fraction
+            else:
+                total += c.equiv_per_slot
+        return total
+
+
+# --------------------------------------------------------------- HAMi fit rules
+def _hami_gpu_ok(c: DeviceContext, req: DeviceRequest, scaling: float) -> bool:
+    # Fit rules of pkg/device/nvidia/device.go (§3), in their order.
+    if c.slots <= c.used_slots:
+        return False  # CardTimeSlicingExhausted
+    if c.memory_mib * scaling - c.mem_declared < req.memory_mib:
+        return False  # CardInsufficientMemory
+    if 100 - c.cores_used < req.cores:
+        return False  # CardInsufficientCore
+    if req.cores >= 100 and c.used_slots > 0:
+        return False  # ExclusiveDeviceAllocateConflict
+    if req.cores == 0 and c.cores_used >= 100:
+        return False  # CardComputeUnitsExhausted
+    return True
+
+
+def _hami_fit_count(node: Node, req: DeviceRequest) -> int:
+    scaling = node.data_plane.hami.device_memory_scaling
+    ok = sum(1 for c in node.contexts if _hami_gpu_ok(c, req, scaling))
+    return ok // req.count
+
+
+def _hami_score(c: DeviceContext, req: DeviceRequest) -> float:
+    # GPU score = ((req.core + used.core)/total.core + (req.mem + used.mem)/total.mem) * 10 (§3)
+    return ((req.cores + c.cores_used) / 100.0 + (req.memory_mib + c.mem_declared) / c.memory_mib) * 10
+
+
+def _hami_choose(node: Node, req: DeviceRequest) -> list[DeviceContext] | None:
+    scaling = node.data_plane.hami.device_memory_scaling
+    cands = [c for c in node.contexts if _hami_gpu_ok(c, req, scaling)]
+    if len(cands) < req.count:
+        return None
+    binpack = node.data_plane.hami.gpu_scheduler_policy == "binpack"
+    cands.sort(key=lambda c: ((-_hami_score(c, req)) if binpack else _hami_score(c, req), c.index))
+    return cands[: req.count]
+
+
+# --------------------------------------------------------------- KAI fractions
+def _fraction_fit_count(node: Node, req: DeviceRequest) -> int:
+    return sum(int((1.0 - c.fraction_used + 1e-9) // req.fraction) for c in node.contexts
+               if not c.unusable and c.fraction_used < 1.0 - 1e-9)
+
+
+def _fraction_choose(node: Node, req: DeviceRequest) -> list[DeviceContext] | None:
+    # KAI bin-packs fractions: the most used GPU that still fits.
+    cands = [c for c in node.contexts if 1.0 - c.fraction_used + 1e-9 >= req.fraction]
+    if not cands:
+        return None
+    cands.sort(key=lambda c: (-c.fraction_used, c.index))
+    return [cands[0]]
+
+
+# --------------------------------------------------------------------- DRA
+def _dra_candidates(node: Node, req: DeviceRequest) -> list[DeviceContext]:
+    # The structured-parameters allocator takes the first matching device in ResourceSlice order.
+    out = []
+    for c in node.contexts:
+        if c.tenants or c.unusable:
+            continue
+        if req.profile is not None:
+            if c.placement is None or c.placement.profile.name != req.profile:
+                continue
+        elif c.placement is not None and c.memory_mib < req.memory_mib:
+            continue
+        elif c.placement is not None and req.count > 1:
+            continue
+        out.append(c)
+    if req.profile is None:
+        # Prefer the smallest device that satisfies the claim's memory selector.
+        out.sort(key=lambda c: (c.memory_mib, c.index))
+    return out
+
+
+def memory_gib_to_mib(gib: float) -> float:
+    return gib * MIB_PER_GIB

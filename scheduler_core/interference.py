@@ -1,0 +1,108 @@
+"""How co-location slows work: per-mechanism speed of a tenant in a device context.
+
+``speed`` is throughput relative to the same pod alone on a dedicated full
+A100 (1.0).  Inputs per tenant: ``need`` (the share of a full A100 the pod
+can use, ``compute_fraction``), ``activity`` (busy share of time: 1 for a
+running training worker, utilisation for an inference replica, 0 when idle
+or crashed) and ``cap`` (its own limit: HAMi ``gpucores``/100, MPS active
+thread share).  The models follow domain-facts.md §7.2 "modeling guidance":
+
+* exclusive (whole GPU, MIG instance): ``min(1, capacity / need)`` where
+  capacity is 1 or the instance's SMs / 108 (§1.1).  MIG instances leak
+  only through the optional ``mig_interference`` parameter (power, §1.3).
+* time-slicing, KAI fractions (no enforcement) and HAMi (time-sharing with a
+  utilisation cap): a tenant gets ``1 / (1 + sum of the others' activity)``
+  of GPU time, limited by its own cap, minus ``timeslice_switch_overhead``
+  when anyone else is active - "at most N x slowdown of each tenant when N
+  tenants are compute-bound, plus switch overhead" (§7.2).  HAMi's cap also
+  bounds what a neighbour can take: its competing activity is
+  ``min(activity, cap)``.
+* MPS: spatial sharing up to the active-thread share (§2.2); if the
+  co-runners' SM demand exceeds the GPU it is scaled down, and shared L2 /
+  memory bandwidth costs up to ``mps_contention_penalty`` (~30%, §7.2) in
+  proportion to the others' load.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scheduler_core.cluster import DeviceContext
+    from scheduler_core.scenario import ModelParameters
+    from scheduler_core.workloads import Pod
+
+
+def speed_in(ctx: "DeviceContext", pod: "Pod", params: "ModelParameters") -> float:
+    iso = ctx.isolation
+    need = pod.need
+    if iso == "exclusive":
+        s = min(1.0, ctx.capacity / need)
+        if params.mig_interference > 0 and ctx.placement is not None:
+            load = sum(max((p.activity for p in c.tenants), default=0.0) * c.placement.profile.compute_slices / 7.0
+                       for c in ctx.gpu.contexts if c is not ctx and c.placement is not None)
+            s /= 1.0 + params.mig_interference * load
+        return s
+    tenants = ctx.tenants
+    if iso == "mps":
+        cap_ctx = ctx.capacity
+        mine = min(need, pod.cap * cap_ctx)
+        s = mine / need
+        demand = 0.0
+        for p in tenants:
+            demand += p.activity * min(p.need, p.cap * cap_ctx)
+        own = pod.activity * mine
+        if demand > cap_ctx:
+            s *= cap_ctx / demand
+        others = max(0.0, demand - own) / cap_ctx
+        return s / (1.0 + params.mps_contention_penalty * others)
+    # time-slicing, KAI (unenforced fractions), HAMi (utilisation cap on time-sharing)
+    others = 0.0
+    for p in tenants:
+        if p is not pod:
+            others += min(p.activity, p.cap)
+    share = 1.0 / (1.0 + others)
+    s = min(1.0, ctx.capacity / need) * min(pod.cap, share)
+    if others > 1e-9:
+        s *= 1.0 - params.timeslice_switch_overhead
+    return s
+
+
+def topology_factor(pod_contexts: list[list["DeviceContext"]], sensitivity: float, params: "ModelParameters") -> float:
+    """Step-time multiplier of a gang from its slowest link (>= 1).
+
+    step = compute + communication; communication (share ``sensitivity`` of
+    the step at NVSwitch bandwidth) scales with NVSwitch bandwidth / the
+    bottleneck bandwidth of the ring (ring all-reduce is bound by its
+    slowest hop):
+
+    * several nodes: ``inter_node_bandwidth_gbs`` (x ``inter_rack_factor`` across racks);
+    * one node, MIG instances: no CUDA IPC / NVLink between instances (§1.3), so PCIe via host;
+    * one node, NVSwitch: ``nvswitch_bandwidth_gbs`` (factor 1);
+    * one node, PCIe: ``pcie_bandwidth_gbs`` (x ``cross_numa_factor`` across sockets).
+    """
+    ctxs = [c for group in pod_contexts for c in group]
+    if sensitivity <= 0 or len(ctxs) <= 1:
+        return 1.0
+    nodes = {c.node.name: c.node for c in ctxs}
+    ref = params.nvswitch_bandwidth_gbs
+    if len(nodes) > 1:
+        bw = params.inter_node_bandwidth_gbs
+        if len({n.rack for n in nodes.values()}) > 1:
+            bw *= params.inter_rack_factor
+        # Inside each node hops may also be PCIe; the ring is bound by its slowest hop.
+        if any(n.link == "pcie" for n in nodes.values()):
+            bw = min(bw, params.pcie_bandwidth_gbs)
+    else:
+        node = next(iter(nodes.values()))
+        gpus = {c.gpu.index for c in ctxs}
+        numas = {c.gpu.numa for c in ctxs}
+        if any(c.placement is not None for c in ctxs) and len(ctxs) > 1:
+            bw = params.pcie_bandwidth_gbs * (params.cross_numa_factor if len(numas) > 1 else 1.0)
+        elif len(gpus) <= 1:
+            bw = ref
+        elif node.link == "nvswitch":
+            bw = ref
+        else:
+            bw = params.pcie_bandwidth_gbs * (params.cross_numa_factor if len(numas) > 1 else 1.0)
+    return (1.0 - sensitivity) + sensitivity * (ref / bw)
