@@ -104,6 +104,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns on a missing root
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
@@ -114,6 +115,10 @@ WHITENOISE_USE_FINDERS = True
 ATLAS_CATALOG_DIR = BASE_DIR / "fixtures" / "catalog"
 # Reading needs a login unless this opens read access to anonymous users (the embedded default does).
 ATLAS_ANONYMOUS_READ = env_bool("ATLAS_ANONYMOUS_READ", True)
+
+# Simulation runs: a run whose worker wrote no progress for this long is requeued (once) or failed.
+ATLAS_RUN_HEARTBEAT_TIMEOUT = int(os.environ.get("ATLAS_RUN_HEARTBEAT_TIMEOUT", "120"))
+ATLAS_RUN_MAX_ATTEMPTS = int(os.environ.get("ATLAS_RUN_MAX_ATTEMPTS", "2"))
 
 # Celery: eager in-process unless a broker is configured.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")

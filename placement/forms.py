@@ -209,8 +209,8 @@ class ProjectForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
-        if self.errors:
-            return cleaned
+        # Validate through the template model even when some fields already failed, so every
+        # problem shows at once; fields with a Django error keep only that error.
         try:
             self.document = ProjectDocument.model_validate(
                 self._document_data(cleaned), context={"vocabulary": self.vocabulary}
@@ -219,10 +219,64 @@ class ProjectForm(forms.Form):
             for error in exc.errors():
                 field, prefix = self._field_for(tuple(error["loc"]))
                 message = prefix + error["msg"].removeprefix("Value error, ")
-                if field in self.fields and field not in self.errors:
-                    self.add_error(field, message)
-                elif field in self.fields:
-                    self.errors[field].append(message)
-                else:
-                    self.add_error(None, message)
+                if field in self.fields and field in self.errors:
+                    continue
+                self.add_error(field if field in self.fields else None, message)
+            self.document = None
         return cleaned
+
+
+class ComposeForm(forms.Form):
+    """Compose input as a GET form, so a composed result is a shareable URL."""
+
+    profile = forms.ChoiceField(label="Workload profile")
+    isolation = forms.ChoiceField(
+        label="Isolation",
+        required=False,
+        choices=[("", "profile default"), ("hard", "hard (memory and fault)"), ("soft", "soft (memory cap)"), ("none", "none")],
+    )
+    goal = forms.ChoiceField(
+        label="Goal",
+        required=False,
+        choices=[("", "profile default"), ("latency_sensitive", "latency-sensitive"), ("throughput_first", "throughput-first")],
+    )
+    multi_tenant = forms.ChoiceField(
+        label="Tenancy", required=False, choices=[("", "profile default"), ("yes", "several teams"), ("no", "one team")]
+    )
+    gpu_model = forms.CharField(label="GPU model", initial="A100-80GB", max_length=40)
+    gpu_count = forms.IntegerField(label="GPU count", initial=32, min_value=1, max_value=100000)
+    mig_capable = forms.ChoiceField(
+        label="MIG capable", required=False, choices=[("", "from the GPU model"), ("yes", "yes"), ("no", "no")]
+    )
+    require = forms.MultipleChoiceField(label="Require projects", required=False)
+    exclude = forms.MultipleChoiceField(label="Exclude projects", required=False)
+    keep_default_scheduler = forms.BooleanField(label="Keep the default scheduler", required=False)
+
+    def __init__(self, *args, profiles: list[tuple[str, str]], project_choices: list[tuple[str, str]], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["profile"].choices = profiles
+        self.fields["require"].choices = project_choices
+        self.fields["exclude"].choices = project_choices
+
+    def request_data(self) -> dict:
+        data = self.cleaned_data
+        tri = {"yes": True, "no": False, "": None}
+        request: dict = {
+            "profile": data["profile"],
+            "pool": {"gpu_model": data["gpu_model"], "gpu_count": data["gpu_count"], "mig_capable": tri[data["mig_capable"]]},
+            "constraints": {
+                "require": data["require"],
+                "exclude": data["exclude"],
+                "keep_default_scheduler": data["keep_default_scheduler"],
+            },
+        }
+        if data["isolation"] or data["goal"] or data["multi_tenant"]:
+            from placement.rules import builtin_rules
+
+            default = next(p.default_slo for p in builtin_rules().profiles if p.profile == data["profile"])
+            request["slo"] = {
+                "isolation": data["isolation"] or default.isolation.value,
+                "goal": data["goal"] or default.goal,
+                "multi_tenant": default.multi_tenant if tri[data["multi_tenant"]] is None else tri[data["multi_tenant"]],
+            }
+        return request

@@ -24,16 +24,9 @@ class Stack(models.Model):
         return self.name
 
     @property
-    def slot_projects(self) -> dict[str, list[str]]:
-        return {slot["slot"]: [p["slug"] for p in slot.get("projects", [])] for slot in self.composition.get("slots", [])}
-
-    @property
     def project_slugs(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for slugs in self.slot_projects.values():
-            for slug in slugs:
-                seen.setdefault(slug, None)
-        return list(seen)
+        """Distinct projects of the composition, in slot order."""
+        return list(self.composition.get("components", []))
 
 
 class Sweep(models.Model):

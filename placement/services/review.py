@@ -114,18 +114,24 @@ def _check_reviewer(revision: Revision, user) -> None:
         raise ValidationError({"status": [f"Only a proposed revision can be reviewed; this one is {revision.status}."]})
 
 
-@transaction.atomic
 def revision_accept(revision: Revision, *, user, comment: str = "") -> Revision:
     """Apply the proposal to the project atomically, or mark it conflicting if the base moved."""
+    accepted, conflict = _accept(revision, user, comment)
+    if conflict:
+        # Raised after the transaction committed the 'conflicting' mark.
+        raise ProposalConflict(conflict)
+    return accepted
+
+
+@transaction.atomic
+def _accept(revision: Revision, user, comment: str) -> tuple[Revision, str]:
     project = Project.objects.select_for_update().get(pk=revision.project_id)
     revision = Revision.objects.select_for_update().get(pk=revision.pk)
     _check_reviewer(revision, user)
     if revision.base_version != project.version:
         revision.status = Revision.CONFLICTING
         revision.save(update_fields=["status", "updated_at"])
-        raise ProposalConflict(
-            f"{project.slug} moved from version {revision.base_version} to {project.version}; rebase the proposal"
-        )
+        return revision, f"{project.slug} moved from version {revision.base_version} to {project.version}; rebase the proposal"
     doc = ProjectDocument.model_validate(revision.document)
     catalog_services.project_apply(project, doc)
     revision.status = Revision.ACCEPTED
@@ -138,7 +144,7 @@ def revision_accept(revision: Revision, *, user, comment: str = "") -> Revision:
     Revision.objects.filter(project=project, status__in=[Revision.PROPOSED, Revision.DRAFT]).exclude(
         pk=revision.pk
     ).filter(base_version__lt=project.version).update(status=Revision.CONFLICTING, updated_at=timezone.now())
-    return revision
+    return revision, ""
 
 
 def revision_reject(revision: Revision, *, user, comment: str) -> Revision:
@@ -157,7 +163,7 @@ def revision_restore(revision: Revision, *, user, reason: str) -> Revision:
     """Restoring an earlier accepted revision is a new proposal holding its document."""
     if revision.status != Revision.ACCEPTED:
         raise ValidationError({"revision": ["Only an accepted revision can be restored."]})
-    project = revision.project
+    project = Project.objects.get(pk=revision.project_id)  # the current version, not a cached one
     doc = ProjectDocument.model_validate(revision.document)
     restored = revision_propose(project, doc, user=user, reason=reason)
     restored.restored_from = revision

@@ -4,6 +4,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils.html import escape
 
 from placement.models import Project
 
@@ -74,7 +75,7 @@ def test_every_catalog_project_has_a_detail_page_with_its_sources(client):
         html = response.content.decode()
         for source in project.placement["sources"]:
             assert source["url"] in html, (project.slug, source["url"])
-        assert project.placement["promise"][:40] in html
+        assert escape(project.placement["promise"][:40]) in html
 
 
 def test_unknown_project_is_a_404(client):

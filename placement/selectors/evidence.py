@@ -1,0 +1,122 @@
+"""Reads of the evidence: built-in scenarios, a stack's runs, side-by-side comparison, sweep
+statistics (mean with a 95% confidence interval)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from statistics import mean, stdev
+
+import yaml
+from django.conf import settings
+
+from placement.models import SimulationRun, Stack, Sweep
+
+SCENARIO_DIR = Path(settings.BASE_DIR) / "fixtures" / "scenarios"
+
+# Two-sided 95% Student t quantiles by degrees of freedom (1..30); 1.96 beyond.
+_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+        2.045, 2.042]
+
+
+@dataclass(frozen=True)
+class ScenarioInfo:
+    name: str
+    title: str
+    description: str
+    file: str
+
+
+@lru_cache(maxsize=1)
+def builtin_scenarios() -> list[ScenarioInfo]:
+    infos = []
+    for path in sorted(SCENARIO_DIR.glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        infos.append(
+            ScenarioInfo(
+                name=path.stem,
+                title=str(data.get("name", path.stem)),
+                description=str(data.get("description", "")).strip(),
+                file=path.name,
+            )
+        )
+    return infos
+
+
+def builtin_scenario_document(name: str) -> dict | None:
+    path = SCENARIO_DIR / f"{name}.yaml"
+    if not name or "/" in name or not path.is_file():
+        return None
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def stack_evidence(stack: Stack) -> list[SimulationRun]:
+    return list(stack.runs.defer("scenario", "timeseries").order_by("-created_at")[:100])
+
+
+def flatten_metrics(metrics: dict | None, prefix: str = "") -> dict[str, float]:
+    """Numeric leaves of a result as dotted names (lists and series are left out)."""
+    out: dict[str, float] = {}
+    if not isinstance(metrics, dict):
+        return out
+    for key, value in metrics.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            out[name] = float(value)
+        elif isinstance(value, dict):
+            out.update(flatten_metrics(value, f"{name}."))
+    return out
+
+
+@dataclass(frozen=True)
+class Estimate:
+    mean: float
+    half_width: float
+    n: int
+
+    @property
+    def low(self) -> float:
+        return self.mean - self.half_width
+
+    @property
+    def high(self) -> float:
+        return self.mean + self.half_width
+
+
+def confidence_interval(values: list[float]) -> Estimate:
+    n = len(values)
+    if n == 0:
+        return Estimate(float("nan"), float("nan"), 0)
+    if n == 1:
+        return Estimate(values[0], float("nan"), 1)
+    t = _T95[n - 2] if n - 1 <= len(_T95) else 1.96
+    return Estimate(mean(values), t * stdev(values) / math.sqrt(n), n)
+
+
+def sweep_summary(sweep: Sweep) -> dict:
+    """Per stack: run counts by status and every metric as mean ± 95% CI over succeeded seeds."""
+    stacks = list(sweep.stacks.all())
+    runs = list(sweep.runs.all())
+    table: dict[str, dict[int, Estimate]] = {}
+    status: dict[int, dict[str, int]] = {s.pk: {} for s in stacks}
+    for stack in stacks:
+        mine = [r for r in runs if r.stack_id == stack.pk]
+        for r in mine:
+            status[stack.pk][r.status] = status[stack.pk].get(r.status, 0) + 1
+        flat = [flatten_metrics(r.metrics) for r in mine if r.status == SimulationRun.SUCCEEDED]
+        for name in sorted({k for f in flat for k in f}):
+            table.setdefault(name, {})[stack.pk] = confidence_interval([f[name] for f in flat if name in f])
+    done = all(r.is_finished for r in runs) and bool(runs)
+    return {"stacks": stacks, "status": status, "metrics": table, "done": done, "total": len(runs)}
+
+
+def side_by_side(runs: list[SimulationRun]) -> dict[str, list[float | None]]:
+    """Metric name -> value per run, for the comparison table."""
+    flat = [flatten_metrics(r.metrics) for r in runs]
+    names = sorted({k for f in flat for k in f})
+    return {name: [f.get(name) for f in flat] for name in names}

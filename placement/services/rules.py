@@ -1,0 +1,104 @@
+"""The rules engine as the app sees it: one graph per catalog version, built on first use and
+rebuilt when an accepted change moves the catalog version."""
+
+from __future__ import annotations
+
+import threading
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from pydantic import ValidationError as PydanticValidationError
+
+from placement import rules
+from placement.models import Stack
+from placement.rules.errors import RulesInputError
+from placement.rules.models import CompareRequest, ComposeRequest
+from placement.schemas import format_error_location
+from placement.selectors.catalog import catalog_documents, catalog_version, catalog_vocabulary
+from placement.services.access import require
+
+_lock = threading.Lock()
+_cache: dict[str, object] = {}
+
+
+def catalog_graph():
+    version = catalog_version()
+    graph = _cache.get(version)
+    if graph is None:
+        with _lock:
+            graph = _cache.get(version)
+            if graph is None:
+                graph = rules.build_graph(catalog_documents(), catalog_vocabulary(), version=version)
+                _cache.clear()  # one version at a time: old graphs are garbage
+                _cache[version] = graph
+    return graph
+
+
+def field_errors(exc: PydanticValidationError) -> dict[str, list[str]]:
+    errors: dict[str, list[str]] = {}
+    for error in exc.errors():
+        errors.setdefault(format_error_location(tuple(error["loc"])), []).append(
+            error["msg"].removeprefix("Value error, ")
+        )
+    return errors
+
+
+def _parse(model, data):
+    try:
+        return model.model_validate(data)
+    except PydanticValidationError as exc:
+        raise ValidationError(field_errors(exc)) from None
+
+
+def _call(fn, *args):
+    try:
+        return fn(*args)
+    except RulesInputError as exc:
+        raise ValidationError(exc.errors) from None
+
+
+def compare_projects(data) -> rules.ComparisonResult:
+    request = data if isinstance(data, CompareRequest) else _parse(CompareRequest, data)
+    return _call(rules.compare, catalog_graph(), request)
+
+
+def compose_stacks(data) -> rules.ComposeResult:
+    request = data if isinstance(data, ComposeRequest) else _parse(ComposeRequest, data)
+    return _call(rules.compose, catalog_graph(), request)
+
+
+def compatible_stacks(with_slug: str, profile: str) -> rules.CompatibleResult:
+    errors = {}
+    if not with_slug:
+        errors["with"] = ["Name a catalog project slug."]
+    if not profile:
+        errors["profile"] = ["Name a workload profile."]
+    if errors:
+        raise ValidationError(errors)
+    try:
+        return rules.compatible(catalog_graph(), with_slug, profile)
+    except RulesInputError as exc:
+        # The query parameter is called `with`; the engine names it with_slug.
+        raise ValidationError({("with" if k in ("with_slug", "slug") else k): v for k, v in exc.errors.items()}) from None
+
+
+def misuse_check(slug: str, capability: str) -> rules.MisuseVerdict:
+    return _call(rules.check_misuse, catalog_graph(), slug, capability)
+
+
+@transaction.atomic
+def stack_save(*, user, request_data, rank: int, name: str = "") -> Stack:
+    """Compose again (the catalog may have moved) and save the stack at `rank`."""
+    require(user, "save_stack")
+    request = _parse(ComposeRequest, request_data)
+    result = compose_stacks(request)
+    chosen = next((s for s in result.stacks if s.rank == rank), None)
+    if chosen is None:
+        raise ValidationError({"rank": [f"No stack ranked {rank} for this request; {len(result.stacks)} were composed."]})
+    return Stack.objects.create(
+        name=(name or "").strip()[:200] or f"{chosen.title} for {request.profile}",
+        profile=request.profile,
+        request=request.model_dump(mode="json"),
+        composition=chosen.model_dump(mode="json"),
+        created_by=user,
+    )

@@ -1,0 +1,20 @@
+"""Celery tasks: thin wrappers that call services.
+
+acks_late + reject_on_worker_lost (settings) put a run's message back on the queue when its worker
+dies; `simulation_execute` is idempotent and counts attempts, and the stale-run sweep catches a
+worker that vanished without the broker noticing.
+"""
+
+from celery import shared_task
+
+from placement.services import evidence
+
+
+@shared_task(name="placement.execute_simulation", acks_late=True, reject_on_worker_lost=True)
+def execute_simulation(run_id: int) -> str:
+    return evidence.simulation_execute(run_id)
+
+
+@shared_task(name="placement.fail_stale_runs")
+def fail_stale_runs() -> dict:
+    return evidence.simulation_fail_stale()

@@ -1,0 +1,97 @@
+"""Compare, compose and saved stacks: thin views over placement.services.rules and evidence."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from placement.forms import ComposeForm
+from placement.models import Project, Stack
+from placement.rules import builtin_rules
+from placement.selectors.evidence import builtin_scenarios, stack_evidence
+from placement.services import rules as rules_services
+from placement.views.common import action_required, read_required, render_page_or_fragment
+
+
+def _project_choices():
+    return list(Project.objects.filter(accepted=True).order_by("name").values_list("slug", "name"))
+
+
+def _profiles():
+    return [(p.profile, p.name) for p in builtin_rules().profiles]
+
+
+@read_required
+def compare(request):
+    slugs = request.GET.getlist("slugs")
+    result, errors = None, {}
+    if slugs:
+        try:
+            result = rules_services.compare_projects({"slugs": slugs})
+        except ValidationError as exc:
+            errors = exc.message_dict
+    context = {"projects": _project_choices(), "selected": slugs, "result": result, "errors": errors}
+    return render_page_or_fragment(request, "placement/compare.html", "placement/_compare_result.html", context)
+
+
+@read_required
+def compose(request):
+    form = ComposeForm(request.GET or None, profiles=_profiles(), project_choices=_project_choices())
+    result, request_data, errors = None, None, {}
+    if request.GET and form.is_valid():
+        request_data = form.request_data()
+        try:
+            result = rules_services.compose_stacks(request_data)
+        except ValidationError as exc:
+            errors = exc.message_dict
+    context = {
+        "form": form,
+        "result": result,
+        "errors": errors,
+        "request_json": json.dumps(request_data) if request_data else "",
+    }
+    return render_page_or_fragment(request, "placement/compose.html", "placement/_compose_result.html", context)
+
+
+@require_POST
+@action_required("save_stack")
+def stack_save(request):
+    try:
+        request_data = json.loads(request.POST.get("request", "") or "null")
+        rank = int(request.POST.get("rank", "0"))
+    except (ValueError, TypeError):
+        messages.error(request, "The stack to save was not understood; compose again.")
+        return redirect("compose")
+    try:
+        stack = rules_services.stack_save(user=request.user, request_data=request_data, rank=rank, name=request.POST.get("name", ""))
+    except ValidationError as exc:
+        messages.error(request, " ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items()))
+        return redirect("compose")
+    messages.success(request, f"Saved stack {stack.name}.")
+    return redirect("stack-detail", pk=stack.pk)
+
+
+@read_required
+def stack_list(request):
+    stacks = Stack.objects.select_related("created_by").all()[:200]
+    return render(request, "placement/stack_list.html", {"stacks": stacks})
+
+
+@read_required
+def stack_detail(request, pk: int):
+    stack = get_object_or_404(Stack, pk=pk)
+    return render(
+        request,
+        "placement/stack_detail.html",
+        {
+            "stack": stack,
+            "c": stack.composition,
+            "runs": stack_evidence(stack),
+            "scenarios": builtin_scenarios(),
+            "other_stacks": Stack.objects.exclude(pk=stack.pk)[:50],
+        },
+    )
