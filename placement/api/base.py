@@ -1,0 +1,125 @@
+"""What every API view shares: JSON-only input that cannot crash the server, the error responses in
+the schema, pagination limits and the pydantic body parser."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiResponse
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
+from rest_framework import exceptions
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import JSONParser
+
+from placement.api import pydantic_schema  # noqa: F401  (registers the OpenAPI 3.0 pydantic extension)
+from placement.api.errors import NON_FIELD, ErrorSerializer, pydantic_field_errors
+
+MAX_DEPTH = 32
+MAX_LIMIT = 200
+
+_ERROR_DESCRIPTIONS = {
+    "400": "Invalid input: field -> messages.",
+    "401": "Not authenticated (send `Authorization: Token <key>` or log in).",
+    "403": "Authenticated but not allowed (role, read-only token, own proposal).",
+    "404": "No such object.",
+    "409": "Conflict with the current state.",
+    "415": "Only application/json bodies are accepted.",
+}
+
+
+class AtlasJSONParser(JSONParser):
+    """DRF's JSON parser, but nesting deep enough to exhaust the recursion limit is a 400, not a 500."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError("JSON parse error - nested too deeply.") from None
+
+
+class AtlasPagination(LimitOffsetPagination):
+    max_limit = MAX_LIMIT
+
+
+class AtlasAutoSchema(AutoSchema):
+    """Every operation documents the error body for the 4xx codes it can answer with."""
+
+    def _get_response_bodies(self, direction="response"):
+        responses = super()._get_response_bodies(direction)
+        codes = ["400", "401", "403", "404"]
+        if self.method in ("POST", "PUT", "PATCH"):
+            codes.append("415")
+        codes += [str(c) for c in getattr(self.view, "extra_error_codes", ())]
+        for code in codes:
+            if code not in responses:
+                responses[code] = self._get_response_for_code(
+                    OpenApiResponse(ErrorSerializer, description=_ERROR_DESCRIPTIONS.get(code, "")), code, direction=direction
+                )
+        return responses
+
+
+def _bad(value: Any) -> str | None:
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "Null characters are not allowed."
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "Text must be valid Unicode (no lone surrogates)."
+    elif isinstance(value, float) and not math.isfinite(value):
+        return "Numbers must be finite."
+    return None
+
+
+def check_input(data: Any, where: str = "") -> None:
+    """Reject what the database cannot store (NUL, lone surrogates, inf/NaN) or what is nested
+    absurdly deep, before any service sees it. Iterative, so depth cannot hurt us here."""
+    stack: list[tuple[Any, str, int]] = [(data, where, 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise exceptions.ValidationError({path or NON_FIELD: [f"Nested deeper than {MAX_DEPTH} levels."]})
+        if isinstance(value, dict):
+            for key, item in value.items():
+                sub = f"{path}.{key}" if path else str(key)
+                problem = _bad(key) if isinstance(key, str) else None
+                if problem:
+                    raise exceptions.ValidationError({path or NON_FIELD: [f"Key: {problem}"]})
+                stack.append((item, sub, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value))
+        else:
+            problem = _bad(value)
+            if problem:
+                raise exceptions.ValidationError({path or NON_FIELD: [problem]})
+
+
+class AtlasViewMixin:
+    """Put first in the bases of every API view."""
+
+    parser_classes = [AtlasJSONParser]
+    pagination_class = AtlasPagination
+    schema = AtlasAutoSchema()
+    read_only_post = False
+    extra_error_codes: tuple[int, ...] = ()
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        for key, values in request.query_params.lists():
+            for value in [key, *values]:
+                problem = _bad(value)
+                if problem:
+                    raise exceptions.ValidationError({key if value is not key else NON_FIELD: [problem]})
+        if request.method not in ("GET", "HEAD", "OPTIONS"):
+            check_input(request.data)
+
+
+def parse_body(model: type[BaseModel], data: Any, *, context: dict | None = None, prefix: str = "") -> Any:
+    """Validate a request body with its pydantic model; errors become 400 field errors."""
+    try:
+        return model.model_validate(data, context=context)
+    except PydanticValidationError as exc:
+        raise exceptions.ValidationError(pydantic_field_errors(exc, prefix)) from None

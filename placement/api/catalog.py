@@ -1,0 +1,183 @@
+"""Catalog endpoints: maps, layers, capabilities, profiles, scenarios, projects and placements."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.utils import extend_schema
+from rest_framework import filters, generics, status
+from rest_framework.response import Response
+
+from placement.api.base import AtlasViewMixin, parse_body
+from placement.api.bodies import ProjectDetail, ProjectProposal
+from placement.api.filters import LayerFilterSet, PlacementFilterSet
+from placement.api.serializers import (
+    CapabilitySerializer,
+    LayerSerializer,
+    MapSerializer,
+    ProjectPlacementSerializer,
+    ProfileSerializer,
+    ProjectListSerializer,
+    RevisionSerializer,
+    BuiltinScenarioSerializer,
+)
+from placement.filtersets import ProjectFilterSet
+from placement.models import Capability, Layer, Map, Project, ProjectLayer, Revision
+from placement.rules import builtin_rules
+from placement.selectors.catalog import catalog_vocabulary, project_document, project_list_queryset
+from placement.selectors.evidence import builtin_scenarios
+from placement.services import review as review_services
+
+
+class MapList(AtlasViewMixin, generics.ListAPIView):
+    """The maps (five-layer control plane, planes, four-layer architecture) with their layers."""
+
+    serializer_class = MapSerializer
+    queryset = Map.objects.prefetch_related("layers")
+    filter_backends: list = []
+
+
+class MapDetail(AtlasViewMixin, generics.RetrieveAPIView):
+    serializer_class = MapSerializer
+    queryset = Map.objects.prefetch_related("layers")
+    lookup_field = "slug"
+
+
+class LayerList(AtlasViewMixin, generics.ListAPIView):
+    serializer_class = LayerSerializer
+    queryset = Layer.objects.select_related("map")
+    filter_backends = [DjangoFilterBackend, filters.SearchFilter]
+    filterset_class = LayerFilterSet
+    search_fields = ["code", "name", "description"]
+
+
+class CapabilityList(AtlasViewMixin, generics.ListAPIView):
+    """Capabilities and the layer that owns each (what a misuse check is judged against)."""
+
+    serializer_class = CapabilitySerializer
+    queryset = Capability.objects.all()
+    filter_backends = [filters.SearchFilter]
+    search_fields = ["slug", "name", "description"]
+
+
+class CapabilityDetail(AtlasViewMixin, generics.RetrieveAPIView):
+    serializer_class = CapabilitySerializer
+    queryset = Capability.objects.all()
+    lookup_field = "slug"
+
+
+class ProfileList(AtlasViewMixin, generics.GenericAPIView):
+    """Workload profiles accepted by compose and compatible."""
+
+    serializer_class = ProfileSerializer
+    pagination_class = None
+    filter_backends: list = []
+
+    def get(self, request):
+        rows = [
+            {"profile": p.profile, "name": p.name, "description": p.description, "default_slo": p.default_slo.model_dump(mode="json")}
+            for p in builtin_rules().profiles
+        ]
+        return Response(ProfileSerializer(rows, many=True).data)
+
+
+class ScenarioList(AtlasViewMixin, generics.GenericAPIView):
+    """Built-in simulation scenarios (names for POST /api/v1/simulations/)."""
+
+    serializer_class = BuiltinScenarioSerializer
+    pagination_class = None
+    filter_backends: list = []
+
+    def get(self, request):
+        rows = [{"name": s.name, "title": s.title, "description": s.description} for s in builtin_scenarios()]
+        return Response(BuiltinScenarioSerializer(rows, many=True).data)
+
+
+PROJECT_LIST_DESCRIPTION = """Accepted projects, with the same filters as the list page (`/projects/?plane=data`):
+q (words in the template), plane, layer, unit, enforcement, capability, kind; `search` matches name,
+slug and summary; `ordering` by name, slug or updated_at (`-updated_at` for newest first).
+
+POST proposes a new project: the whole template plus a `reason`. It is not on the map (nor in
+this list) until a reviewer accepts the proposal; the response names the revision to review."""
+
+
+class ProjectList(AtlasViewMixin, generics.ListAPIView):
+    serializer_class = ProjectListSerializer
+    filterset_class = ProjectFilterSet
+    ordering_fields = ["name", "slug", "updated_at"]
+    ordering = ["name"]
+    search_fields = ["name", "slug", "summary"]
+
+    def get_queryset(self):
+        return project_list_queryset()
+
+    @extend_schema(description=PROJECT_LIST_DESCRIPTION)
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        request=ProjectProposal,
+        responses={201: RevisionSerializer},
+        description="Propose a new project (architects and reviewers). 201 with the proposal to review.",
+    )
+    def post(self, request):
+        body = parse_body(ProjectProposal, request.data, context={"vocabulary": catalog_vocabulary()})
+        project = review_services.project_create(body.document(), user=request.user, reason=body.reason, submit=body.submit)
+        revision = Revision.objects.select_related("project", "author").filter(project=project).latest("created_at")
+        return Response(RevisionSerializer(revision).data, status=status.HTTP_201_CREATED)
+
+
+class ProjectDetailView(AtlasViewMixin, generics.GenericAPIView):
+    filter_backends: list = []
+    pagination_class = None
+
+    @extend_schema(responses=ProjectDetail, description="The whole one-page template of a project and its state.")
+    def get(self, request, slug: str):
+        project = get_object_or_404(Project, slug=slug)
+        data = project_document(project).model_dump(mode="json")
+        data.update(
+            version=project.version,
+            accepted=project.accepted,
+            updated_at=project.updated_at.isoformat().replace("+00:00", "Z"),
+            url=reverse("api-project-detail", kwargs={"slug": project.slug}),
+            revisions_url=reverse("api-project-revisions", kwargs={"slug": project.slug}),
+        )
+        return Response(data)
+
+
+class PlacementList(AtlasViewMixin, generics.ListAPIView):
+    """Where every accepted project sits: one row per (project, map, layer) with its role."""
+
+    serializer_class = ProjectPlacementSerializer
+    filterset_class = PlacementFilterSet
+    ordering_fields = ["project__name", "layer__code"]
+    ordering = ["layer__map__order", "layer__order", "project__name"]
+    filter_backends = [DjangoFilterBackend, filters.OrderingFilter]
+
+    def get_queryset(self):
+        return ProjectLayer.objects.filter(project__accepted=True).select_related("project", "layer__map")
+
+
+class ProjectRevisionList(AtlasViewMixin, generics.ListAPIView):
+    """A project's revisions, newest first (history and open proposals)."""
+
+    serializer_class = RevisionSerializer
+    filter_backends: list = []
+
+    def get_queryset(self):
+        project = get_object_or_404(Project, slug=self.kwargs["slug"])
+        return Revision.objects.filter(project=project).select_related("project", "author", "reviewer")
+
+    @extend_schema(
+        request=ProjectProposal,
+        responses={201: RevisionSerializer},
+        description="Propose a change: the whole template as it should read, and a `reason` (required).",
+    )
+    def post(self, request, slug: str):
+        project = get_object_or_404(Project, slug=slug)
+        body = parse_body(ProjectProposal, request.data, context={"vocabulary": catalog_vocabulary()})
+        revision = review_services.revision_propose(
+            project, body.document(), user=request.user, reason=body.reason, submit=body.submit
+        )
+        return Response(RevisionSerializer(revision).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,151 @@
+"""Saved stacks, simulation runs and a stack's evidence (placement.services.rules / evidence)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import filters, generics, status
+from rest_framework.response import Response
+
+from placement.api.base import AtlasViewMixin, parse_body
+from placement.api.bodies import SaveStackBody
+from placement.api.filters import SimulationRunFilterSet
+from placement.api.serializers import (
+    SavedStackSerializer,
+    SimulationQueuedSerializer,
+    SimulationRunSerializer,
+    SimulationStartSerializer,
+)
+from placement.models import SimulationRun, Stack
+from placement.selectors.evidence import stack_evidence
+from placement.services import evidence as evidence_services
+from placement.services import rules as rules_services
+
+
+def _stacks():
+    return Stack.objects.select_related("created_by")
+
+
+def _runs():
+    # The scenario and time series can be large; no endpoint here shows them.
+    return SimulationRun.objects.defer("scenario", "timeseries")
+
+
+class StackList(AtlasViewMixin, generics.ListAPIView):
+    """Saved stacks, newest first. POST composes again and saves the stack ranked `rank`."""
+
+    serializer_class = SavedStackSerializer
+    filter_backends = [filters.SearchFilter, filters.OrderingFilter]
+    search_fields = ["name", "profile"]
+    ordering_fields = ["created_at", "name"]
+
+    def get_queryset(self):
+        return _stacks()
+
+    @extend_schema(request=SaveStackBody, responses={201: SavedStackSerializer})
+    def post(self, request):
+        body = parse_body(SaveStackBody, request.data)
+        try:
+            stack = rules_services.stack_save(
+                user=request.user, request_data=body.request, rank=body.rank, name=body.name
+            )
+        except DjangoValidationError as exc:
+            if not hasattr(exc, "error_dict"):
+                raise
+            # compose errors name fields of the compose request, which is `request` in this body.
+            raise DjangoValidationError(
+                {(k if k in ("rank", "name", "__all__") else f"request.{k}"): v for k, v in exc.message_dict.items()}
+            ) from None
+        return Response(SavedStackSerializer(_stacks().get(pk=stack.pk)).data, status=status.HTTP_201_CREATED)
+
+
+class StackDetail(AtlasViewMixin, generics.RetrieveAPIView):
+    serializer_class = SavedStackSerializer
+    filter_backends: list = []
+
+    def get_queryset(self):
+        return _stacks()
+
+
+class StackEvidence(AtlasViewMixin, generics.GenericAPIView):
+    """A stack's simulation runs, newest first (at most 100)."""
+
+    serializer_class = SimulationRunSerializer
+    filter_backends: list = []
+    pagination_class = None
+
+    @extend_schema(responses=SimulationRunSerializer(many=True))
+    def get(self, request, pk: int):
+        stack = get_object_or_404(Stack, pk=pk)
+        evidence_services.simulation_fail_stale()
+        return Response(SimulationRunSerializer(stack_evidence(stack), many=True).data)
+
+
+SIMULATION_START = """Queue a simulation of a saved stack (or of the scenario alone) on a scenario.
+
+Give `scenario_name` (a built-in scenario, GET /api/v1/scenarios/) or `scenario` (a document), and
+optionally a `seed`. An invalid scenario is a 400 with field errors and nothing is queued.
+
+**202** with the new run's `status_url` to poll. Submitting the same stack, scenario and seed again
+returns the existing run instead of computing it twice: **200**, same body, `created: false` (a
+failed run is retried by a new submission)."""
+
+
+class SimulationList(AtlasViewMixin, generics.ListAPIView):
+    serializer_class = SimulationRunSerializer
+    filter_backends = [DjangoFilterBackend]
+    filterset_class = SimulationRunFilterSet
+
+    def get_queryset(self):
+        return _runs()
+
+    def list(self, request, *args, **kwargs):
+        evidence_services.simulation_fail_stale()
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(
+        request=SimulationStartSerializer,
+        responses={
+            202: OpenApiResponse(SimulationQueuedSerializer, description="Queued."),
+            200: OpenApiResponse(SimulationQueuedSerializer, description="Already submitted: the existing run."),
+        },
+        description=SIMULATION_START,
+    )
+    def post(self, request):
+        body = SimulationStartSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        run, created = evidence_services.simulation_start(
+            user=request.user,
+            stack=data["stack"],
+            scenario_name=data["scenario_name"] or None,
+            scenario_document=data["scenario"],
+            seed=data["seed"],
+        )
+        payload = {
+            "id": run.pk,
+            "status": run.status,
+            "status_url": reverse("api-simulation-detail", kwargs={"pk": run.pk}),
+            "created": created,
+        }
+        return Response(
+            SimulationQueuedSerializer(payload).data, status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK
+        )
+
+
+class SimulationDetail(AtlasViewMixin, generics.RetrieveAPIView):
+    """A run's status, progress, metrics, error and timings. A run whose worker died is never
+    reported as running forever: stale runs are requeued or failed before answering."""
+
+    serializer_class = SimulationRunSerializer
+    filter_backends: list = []
+
+    def get_queryset(self):
+        return _runs()
+
+    def retrieve(self, request, *args, **kwargs):
+        evidence_services.simulation_fail_stale()
+        return super().retrieve(request, *args, **kwargs)

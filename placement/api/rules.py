@@ -1,0 +1,108 @@
+"""Rules endpoints: compare, compose, compatible stacks and misuse checks (placement.services.rules).
+
+All four are reads: readers and read-only tokens may call them, POSTs included (`read_only_post`).
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics
+from rest_framework.response import Response
+
+from placement.api.base import AtlasViewMixin, parse_body
+from placement.rules.models import (
+    ComparisonResult,
+    CompareRequest,
+    CompatibleResult,
+    ComposeRequest,
+    ComposeResult,
+    MisuseVerdict,
+)
+from placement.services import rules as rules_services
+
+
+class _RulesView(AtlasViewMixin, generics.GenericAPIView):
+    filter_backends: list = []
+    pagination_class = None
+    read_only_post = True
+
+
+@extend_schema(
+    request=CompareRequest,
+    responses={200: ComparisonResult},
+    description=(
+        "A verdict for every pair of two or more projects: comparable, unit_mismatch, cross_layer, "
+        "platform_vs_mechanism or overlapping, with the valid comparison axes and, for cross-layer pairs, "
+        "the contract that joins them. Writes nothing."
+    ),
+)
+class CompareView(_RulesView):
+    def post(self, request):
+        result = rules_services.compare_projects(parse_body(CompareRequest, request.data))
+        return Response(result.model_dump(mode="json"))
+
+
+@extend_schema(
+    request=ComposeRequest,
+    responses={200: ComposeResult},
+    description=(
+        "Ranked end-to-end stacks for a workload profile, SLO, pool and constraints, with contract checks "
+        "and score breakdown. An impossible request is a 200 with feasible=false and `failures` naming the "
+        "slot that cannot be filled; unknown profiles or projects are 400. Writes nothing."
+    ),
+)
+class ComposeView(_RulesView):
+    def post(self, request):
+        result = rules_services.compose_stacks(parse_body(ComposeRequest, request.data))
+        return Response(result.model_dump(mode="json"))
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("with", OpenApiTypes.STR, required=True, description="Catalog project slug."),
+        OpenApiParameter(
+            "profile", OpenApiTypes.STR, required=True, description="Workload profile (GET /api/v1/profiles/)."
+        ),
+    ],
+    responses={200: CompatibleResult},
+    description="Stacks containing a project and the projects that fit next to it, for a profile's default SLO.",
+)
+class CompatibleView(_RulesView):
+    def get(self, request):
+        result = rules_services.compatible_stacks(
+            request.query_params.get("with", "").strip(), request.query_params.get("profile", "").strip()
+        )
+        return Response(result.model_dump(mode="json"))
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("project", OpenApiTypes.STR, required=True, description="Catalog project slug."),
+        OpenApiParameter(
+            "capability", OpenApiTypes.STR, required=True, description="Capability slug (GET /api/v1/capabilities/)."
+        ),
+    ],
+    responses={200: MisuseVerdict},
+    description="Whether asking a project for a capability asks the layer that owns it; if not, who to ask.",
+)
+class MisuseView(_RulesView):
+    def get(self, request):
+        project = request.query_params.get("project", "").strip()
+        capability = request.query_params.get("capability", "").strip()
+        errors = {}
+        if not project:
+            errors["project"] = ["Name a catalog project slug."]
+        if not capability:
+            errors["capability"] = ["Name a capability slug."]
+        if errors:
+            raise DjangoValidationError(errors)
+        try:
+            verdict = rules_services.misuse_check(project, capability)
+        except DjangoValidationError as exc:
+            # The engine names the project `slug`; the query parameter is `project`.
+            raise DjangoValidationError(
+                {("project" if k == "slug" else k): v for k, v in exc.message_dict.items()}
+            ) from None
+        return Response(verdict.model_dump(mode="json"))

@@ -1,0 +1,111 @@
+"""API tokens: one per user, read-only unless a reviewer or admin grants writing.
+
+A token is created or rotated only from a logged-in session, so a leaked token cannot renew
+itself. The grant is a write, checked like every other one with `services.access.require`.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, status
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+
+from placement.api.base import AtlasViewMixin
+from placement.api.permissions import AtlasApiPermission, token_can_write
+from placement.api.serializers import (
+    TokenGrantResultSerializer,
+    TokenGrantSerializer,
+    TokenSerializer,
+    TokenStatusSerializer,
+)
+from placement.models import ApiAccess
+from placement.services.access import require
+
+
+@transaction.atomic
+def token_rotate(*, user) -> Token:
+    """A fresh key for `user`; the old one stops working at once."""
+    Token.objects.filter(user=user).delete()
+    return Token.objects.create(user=user)
+
+
+@transaction.atomic
+def token_grant(*, user, username: str, can_write: bool) -> ApiAccess:
+    """Reviewers and admins decide whether a user's token may write."""
+    require(user, "review")
+    target = get_user_model().objects.filter(username=username).first()
+    if target is None:
+        raise ValidationError({"username": [f"No user {username!r}."]})
+    access, _ = ApiAccess.objects.get_or_create(user=target)
+    access.token_can_write = can_write
+    access.granted_by = user
+    access.granted_at = timezone.now()
+    access.save()
+    return access
+
+
+class TokenView(AtlasViewMixin, generics.GenericAPIView):
+    serializer_class = TokenSerializer
+    filter_backends: list = []
+    pagination_class = None
+    permission_classes = [IsAuthenticated, AtlasApiPermission]
+
+    def get_authenticators(self):
+        # Creating or rotating needs the session of a logged-in user; reading the status does not.
+        if getattr(getattr(self, "request", None), "method", None) == "POST":
+            return [SessionAuthentication()]
+        return super().get_authenticators()
+
+    @extend_schema(
+        request=None,
+        responses={201: TokenSerializer},
+        auth=[{"cookieAuth": []}],
+        description="Create or rotate the logged-in user's token (session login and CSRF token required). "
+        "The key is shown only in this response.",
+    )
+    def post(self, request):
+        token = token_rotate(user=request.user)
+        data = {"username": request.user.username, "token": token.key, "created": token.created, "can_write": token_can_write(request.user)}
+        return Response(TokenSerializer(data).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=TokenStatusSerializer, description="Whether the caller has a token and whether it may write.")
+    def get(self, request):
+        token = Token.objects.filter(user=request.user).first()
+        data = {
+            "username": request.user.username,
+            "has_token": token is not None,
+            "created": token.created if token else None,
+            "can_write": token_can_write(request.user),
+        }
+        return Response(TokenStatusSerializer(data).data)
+
+
+@extend_schema(
+    request=TokenGrantSerializer,
+    responses={200: TokenGrantResultSerializer},
+    description="Grant or withdraw writing for a user's token (reviewers and admins). Roles still apply: "
+    "a reader's token cannot propose even with the grant.",
+)
+class TokenGrantView(AtlasViewMixin, generics.GenericAPIView):
+    serializer_class = TokenGrantSerializer
+    filter_backends: list = []
+    pagination_class = None
+
+    def post(self, request):
+        body = TokenGrantSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        access = token_grant(user=request.user, **body.validated_data)
+        data = {
+            "username": access.user.username,
+            "can_write": access.token_can_write,
+            "granted_by": access.granted_by.username if access.granted_by else None,
+            "granted_at": access.granted_at,
+        }
+        return Response(TokenGrantResultSerializer(data).data)
