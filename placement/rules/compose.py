@@ -24,9 +24,10 @@ How a stack is found (every preference is data in fixtures/rules/; nothing here 
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
@@ -112,6 +113,8 @@ class Context:
     baseline: frozenset[str]
     notes: list[str] = field(default_factory=list)
     why_not: dict[tuple[SlotName, str], str] = field(default_factory=dict)
+    _local: dict[str, float] = field(default_factory=dict)
+    _costs: dict[str, bool] = field(default_factory=dict)
 
     def reject(self, slot: SlotName, slug: str, reason: str) -> None:
         self.why_not.setdefault((slot, slug), reason)
@@ -232,15 +235,21 @@ def _resolve(graph: CatalogGraph, request: ComposeRequest) -> Context:
 
 
 def _costs_component(ctx: Context, slug: str) -> bool:
-    f = ctx.facts(slug)
-    return slug not in ctx.baseline and f.ref.kind.value in ctx.graph.rules.component_cost.kinds
+    cached = ctx._costs.get(slug)
+    if cached is None:
+        kind = ctx.facts(slug).ref.kind.value
+        cached = ctx._costs[slug] = slug not in ctx.baseline and kind in ctx.graph.rules.component_cost.kinds
+    return cached
 
 
 def _local(ctx: Context, slug: str) -> float:
     """Optimistic score of one project alone: positive capability points minus its component cost."""
-    f = ctx.facts(slug)
-    points = sum(w for cap, w in ctx.cap_weight.items() if w > 0 and cap in f.capabilities)
-    return points + (ctx.graph.rules.component_cost.points if _costs_component(ctx, slug) else 0.0)
+    cached = ctx._local.get(slug)
+    if cached is None:
+        caps = ctx.facts(slug).capabilities
+        points = sum(w for cap, w in ctx.cap_weight.items() if w > 0 and cap in caps)
+        cached = ctx._local[slug] = points + (ctx.graph.rules.component_cost.points if _costs_component(ctx, slug) else 0.0)
+    return cached
 
 
 def _unit_score(ctx: Context, unit: ResourceUnit) -> float:
@@ -286,11 +295,30 @@ def _admission_units(f: ProjectFacts) -> frozenset[ResourceUnit]:
     return f.role_units(ContractPoint.BIND) or f.units
 
 
-def _pool_options(ctx: Context, spec: PoolSpec) -> list[PoolOption]:
+def _placeable(ctx: Context, slot: SlotName, slugs, companions: set[str]) -> list[str]:
+    """Candidates that reach the slot by their primary layer, or whose primary role is among
+    `companions` (the candidates of the slots where they are primary)."""
+    primary = ctx.graph.slot_primary[slot]
+    return [s for s in slugs if s in primary or s in companions]
+
+
+def _acceptable_units(ctx: Context, spec: PoolSpec) -> list[ResourceUnit]:
+    rules = ctx.graph.rules
+    return [
+        u for u in ResourceUnit
+        if rules.unit[u].isolation != "not_applicable"
+        and Isolation(rules.unit[u].isolation) in spec.accepts
+        and (ctx.pool.mig_capable or not rules.unit[u].needs_mig_capable)
+    ]
+
+
+def _pool_options(ctx: Context, spec: PoolSpec, companions: set[str]) -> list[PoolOption]:
     graph, rules = ctx.graph, ctx.graph.rules
     primary_only = rules.slot[SlotName.DATA_PLANE_UNIT].unit_must_be_primary
-    handoffs_all = _not_excluded(ctx, SlotName.DEVICE_HANDOFF, graph.slot_candidates[SlotName.DEVICE_HANDOFF])
-    planes_all = _not_excluded(ctx, SlotName.DATA_PLANE_UNIT, graph.slot_candidates[SlotName.DATA_PLANE_UNIT])
+    handoffs_all = _placeable(ctx, SlotName.DEVICE_HANDOFF, _not_excluded(
+        ctx, SlotName.DEVICE_HANDOFF, graph.slot_candidates[SlotName.DEVICE_HANDOFF]), companions)
+    planes_all = _placeable(ctx, SlotName.DATA_PLANE_UNIT, _not_excluded(
+        ctx, SlotName.DATA_PLANE_UNIT, graph.slot_candidates[SlotName.DATA_PLANE_UNIT]), companions)
     options: list[PoolOption] = []
     for unit in ResourceUnit:
         rule = rules.unit[unit]
@@ -341,8 +369,10 @@ def _pool_options(ctx: Context, spec: PoolSpec) -> list[PoolOption]:
     return keep
 
 
-def _top_cluster(ctx: Context, slot: SlotName, slugs: list[str], units: set[ResourceUnit]) -> list[str]:
-    ranked = sorted(slugs, key=lambda s: (-_local(ctx, s), s))
+def _top_cluster(ctx: Context, slot: SlotName, slugs: list[str], units: set[ResourceUnit], companions: set[str]) -> list[str]:
+    """The best candidates by local score, plus the best few per pool unit and per required
+    capability, so that pruning never drops the only candidates that make a stack possible."""
+    ranked = sorted(_placeable(ctx, slot, slugs, companions), key=lambda s: (-_local(ctx, s), s))
     keep = list(ranked[:TOP_CLUSTER])
     if slot == SlotName.SCHEDULING_POLICY:
         keep.extend(s for s in ranked if _keeps_default_scheduler(ctx, s) and s not in keep)
@@ -376,9 +406,16 @@ class Candidate:
     charged: list[str] = field(default_factory=list)
     items: list[ScoreItem] = field(default_factory=list)
     contracts: list[ContractCheck] = field(default_factory=list)
+    _assigned: list | None = None
+    _title: str | None = None
+
+    def with_slot(self, slot: SlotName, slug: str) -> Candidate:
+        return Candidate(cluster={**self.cluster, slot: slug}, pools=self.pools)
 
     def assignments(self) -> list[tuple[SlotName, str | None, str]]:
         """(slot, pool name or None, slug) in slot order."""
+        if self._assigned is not None:
+            return self._assigned
         out = []
         for slot in SLOT_ORDER:
             if slot in POOL_SLOTS:
@@ -388,6 +425,7 @@ class Candidate:
                         out.append((slot, opt.pool.name, slug))
             elif self.cluster.get(slot):
                 out.append((slot, None, self.cluster[slot]))
+        self._assigned = out
         return out
 
     def slot_members(self) -> set[str]:
@@ -461,9 +499,11 @@ def _contract_failure(ctx: Context, cand: Candidate) -> str | None:
     return None
 
 
-def _evaluate(ctx: Context, cand: Candidate) -> str | None:
-    """Why the combination is impossible, or None after scoring it (numbers only)."""
-    reason = _support(ctx, cand) or _secondary_only(ctx, cand) or _conflict(ctx, cand) or _contract_failure(ctx, cand)
+def _evaluate(ctx: Context, cand: Candidate, contracts: bool = True) -> str | None:
+    """Why the combination is impossible, or None after scoring it (numbers only). Optional slots do
+    not take part in contract points, so adding one re-checks everything but the contracts."""
+    reason = (_secondary_only(ctx, cand) or _support(ctx, cand) or _conflict(ctx, cand)
+              or (_contract_failure(ctx, cand) if contracts else None))
     if reason:
         return reason
     rules = ctx.graph.rules
@@ -575,9 +615,10 @@ def _fill_peripherals(ctx: Context, cand: Candidate, peripheral: dict[SlotName, 
         forced = [s for s in ctx.required if s in peripheral[slot] and s not in cand.slot_members()]
         best, best_key = None, None
         for slug in forced or peripheral[slot]:
-            trial = replace(cand, cluster={**cand.cluster, slot: slug})
-            if _evaluate(ctx, trial):
+            trial = cand.with_slot(slot, slug)
+            if _evaluate(ctx, trial, contracts=False):
                 continue
+            trial.contracts = cand.contracts
             free = slug in cand.members or any(slug in ctx.facts(m).bundles_all for m in cand.members)
             key = (round(trial.score - cand.score, 6), free, _slot_fit(ctx, slot, slug))
             if best_key is None or key > best_key:
@@ -601,10 +642,110 @@ def _unmet_demands(ctx: Context, cand: Candidate) -> str | None:
     return None
 
 
+# --- fast pre-scoring of cores -------------------------------------------------------------------
+# The exact evaluation above builds every combination from scratch. To search large catalogs, the
+# cluster pair (scheduling, admission) and each pool option are summarised once as a `_Part`, and
+# combinations are scored by combining parts with set operations. Only the best cores are then
+# evaluated exactly (the exact result is what is returned).
+
+
+@dataclass(frozen=True)
+class _Part:
+    members: frozenset[str]
+    primary_filled: frozenset[str]
+    needs_primary: frozenset[str]
+    everyone: frozenset[str]  # members and their supporting components
+    conflicts: frozenset[str]
+    caps: frozenset[str]
+    bundled: frozenset[str]
+    costed: frozenset[str]
+    binds: frozenset[ResourceUnit]
+    base: float
+    error: str | None = None
+
+
+def _part(ctx: Context, placed: list[tuple[SlotName, str]], base: float) -> _Part:
+    graph = ctx.graph
+    members = frozenset(slug for _, slug in placed)
+    primary_filled = frozenset(slug for slot, slug in placed if slug in graph.slot_primary[slot])
+    needs = frozenset(slug for slot, slug in placed if slug not in graph.slot_primary[slot]) - primary_filled
+    error = None
+    supporting: set[str] = set()
+    for m in members:
+        for needed in ctx.facts(m).requires_all:
+            if needed in members or needed in ctx.baseline:
+                continue
+            if needed in ctx.excluded:
+                error = error or f"{m} requires {needed}, which the constraints exclude"
+            supporting.add(needed)
+    everyone = members | supporting
+    conflicts: set[str] = set()
+    caps: set[str] = set()
+    bundled: set[str] = set()
+    binds: set[ResourceUnit] = set()
+    for slug in everyone:
+        f = ctx.facts(slug)
+        conflicts |= f.conflicts
+        caps |= f.capabilities
+        bundled |= f.bundles_all
+        if slug in members and f.on(CONTROL_MAP, BIND_LAYERS):
+            binds |= f.role_units(ContractPoint.BIND)
+    clash = everyone & conflicts
+    if clash and error is None:
+        a = sorted(clash)[0]
+        b = next(x for x in sorted(everyone) if a in ctx.facts(x).conflicts)
+        error = f"{b} conflicts with {a}"
+    return _Part(
+        members=members, primary_filled=primary_filled, needs_primary=needs, everyone=frozenset(everyone),
+        conflicts=frozenset(conflicts), caps=frozenset(caps), bundled=frozenset(bundled),
+        costed=frozenset(s for s in everyone if _costs_component(ctx, s)), binds=frozenset(binds), base=base, error=error,
+    )
+
+
+def _combine(ctx: Context, cluster: _Part, sched: str, adm: str, pools: tuple[_Part, ...], options: tuple[PoolOption, ...]) -> tuple[float | None, str | None]:
+    """(fast score, None) for a possible core, or (None, reason); reason None = not worth reporting."""
+    needs = cluster.needs_primary
+    primary = cluster.primary_filled
+    for p in pools:
+        needs = needs | p.needs_primary
+        primary = primary | p.primary_filled
+    if not needs <= primary:
+        return None, None
+    caps = cluster.caps
+    costed = cluster.costed
+    bundled = cluster.bundled
+    base = cluster.base
+    counted = _admission_units(ctx.facts(adm))
+    for p, opt in zip(pools, options):
+        clash = cluster.everyone & p.conflicts
+        if clash:
+            a = sorted(clash)[0]
+            b = next(x for x in sorted(p.everyone) if a in ctx.facts(x).conflicts)
+            return None, f"{a} conflicts with {b}"
+        if opt.unit not in cluster.binds and opt.unit not in p.binds:
+            return None, f"Bind fails: {sched} cannot bind {_label(opt.unit)}"
+        if opt.unit not in counted:
+            return None, f"Bind fails: {adm} cannot count {_label(opt.unit)} in quota"
+        caps = caps | p.caps
+        costed = costed | p.costed
+        bundled = bundled | p.bundled
+        base += p.base
+    weight = ctx.cap_weight
+    score = base + sum(weight[c] for c in caps if c in weight)
+    score += ctx.graph.rules.component_cost.points * len(costed - bundled)
+    return round(score, 3), None
+
+
 # --- results --------------------------------------------------------------------------------------
 
 
 def _title(ctx: Context, cand: Candidate) -> str:
+    if cand._title is None:
+        cand._title = _make_title(ctx, cand)
+    return cand._title
+
+
+def _make_title(ctx: Context, cand: Candidate) -> str:
     names: list[str] = []
     for opt in cand.pools:
         if opt.data_plane:
@@ -741,13 +882,7 @@ def _rejections(ctx: Context, slot: SlotName, limit: int = 12) -> list[Rejection
 
 def _diagnose_pool(ctx: Context, spec: PoolSpec) -> SlotFailure:
     graph = ctx.graph
-    rules = graph.rules
-    acceptable = [
-        u for u in ResourceUnit
-        if rules.unit[u].isolation != "not_applicable"
-        and Isolation(rules.unit[u].isolation) in spec.accepts
-        and (ctx.pool.mig_capable or not rules.unit[u].needs_mig_capable)
-    ]
+    acceptable = _acceptable_units(ctx, spec)
     if not acceptable:
         return SlotFailure(
             slot=SlotName.DATA_PLANE_UNIT, pool=spec.name,
@@ -785,14 +920,6 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
     ctx = _resolve(graph, request)
     failures: list[SlotFailure] = []
 
-    pool_options: list[list[PoolOption]] = []
-    for spec in ctx.pools:
-        options = _pool_options(ctx, spec)
-        pool_options.append(options)
-        if not options:
-            failures.append(_diagnose_pool(ctx, spec))
-
-    units = {o.unit for options in pool_options for o in options}
     cluster: dict[SlotName, list[str]] = {}
     for slot in (*CLUSTER_CORE, *PERIPHERAL):
         cluster[slot] = _cluster_candidates(ctx, slot)
@@ -802,6 +929,19 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
                 reason=f"No catalog project can fill {graph.rules.slot[slot].name.lower()} under these constraints.",
                 rejected=_rejections(ctx, slot),
             ))
+    # The scheduler is chosen among those that can bind some acceptable unit; projects acting on a
+    # secondary layer (Koordinator's device handoff, Volcano's queues) come along with their scheduler role.
+    acceptable = {u for spec in ctx.pools for u in _acceptable_units(ctx, spec)}
+    scheduling = _top_cluster(ctx, SlotName.SCHEDULING_POLICY, cluster[SlotName.SCHEDULING_POLICY], acceptable, set())
+    pool_options: list[list[PoolOption]] = []
+    for spec in ctx.pools:
+        options = _pool_options(ctx, spec, set(scheduling))
+        pool_options.append(options)
+        if not options:
+            failures.append(_diagnose_pool(ctx, spec))
+    units = {o.unit for options in pool_options for o in options}
+    pooled = {s for options in pool_options for o in options for s in (o.handoff, o.data_plane) if s}
+    admission = _top_cluster(ctx, SlotName.ADMISSION_QUOTA, cluster[SlotName.ADMISSION_QUOTA], units, set(scheduling) | pooled)
 
     # required capabilities: can any remaining candidate that is placeable provide them? A project
     # reaching a slot only through a secondary layer counts only if its primary role is still open.
@@ -860,24 +1000,51 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
     excluded: Counter[str] = Counter()
     checked = 0
     if not failures:
-        admission = _top_cluster(ctx, SlotName.ADMISSION_QUOTA, cluster[SlotName.ADMISSION_QUOTA], units)
-        scheduling = _top_cluster(ctx, SlotName.SCHEDULING_POLICY, cluster[SlotName.SCHEDULING_POLICY], units)
         peripheral = {}
+        companions = set(scheduling) | set(admission) | pooled
         for slot in PERIPHERAL:
-            ranked = sorted(cluster[slot], key=lambda s: (-_local(ctx, s), s))
+            ranked = sorted(_placeable(ctx, slot, cluster[slot], companions), key=lambda s: (-_local(ctx, s), s))
             peripheral[slot] = ranked[:PERIPHERAL_OPTIONS] + [s for s in ctx.required if s in ranked[PERIPHERAL_OPTIONS:]]
-        cores: list[Candidate] = []
+        dsp = ctx.profile.default_scheduler_points.points
+        cluster_parts = []
+        for sched in scheduling:
+            for adm in admission:
+                part = _part(ctx, [(SlotName.SCHEDULING_POLICY, sched), (SlotName.ADMISSION_QUOTA, adm)],
+                             dsp if _keeps_default_scheduler(ctx, sched) else 0.0)
+                cluster_parts.append((sched, adm, part))
+        native = graph.rules.native_handoff.points
+        pool_parts = [
+            {o: _part(ctx, [(SlotName.DEVICE_HANDOFF, o.handoff)] + ([(SlotName.DATA_PLANE_UNIT, o.data_plane)] if o.data_plane else []),
+                      ctx.unit_total.get(o.unit, 0.0) + (native if ctx.facts(o.handoff).primary_unit == o.unit else 0.0))
+             for o in options}
+            for options in pool_options
+        ]
+        scored: list[tuple[float, int, str, str, tuple[PoolOption, ...]]] = []
         for pools in itertools.product(*pool_options):
-            for sched in scheduling:
-                for adm in admission:
-                    checked += 1
-                    cand = Candidate(cluster={SlotName.ADMISSION_QUOTA: adm, SlotName.SCHEDULING_POLICY: sched}, pools=pools)
-                    reason = _evaluate(ctx, cand)
+            parts = tuple(pool_parts[i][o] for i, o in enumerate(pools))
+            broken = next((p.error for p in parts if p.error), None)
+            for sched, adm, cpart in cluster_parts:
+                checked += 1
+                error = broken or cpart.error
+                if error:
+                    excluded[error] += 1
+                    continue
+                score, reason = _combine(ctx, cpart, sched, adm, parts, pools)
+                if score is None:
                     if reason:
-                        if not reason.endswith(SECONDARY_ONLY):  # a non-combination, not worth reporting
-                            excluded[reason] += 1
-                        continue
-                    cores.append(cand)
+                        excluded[reason] += 1
+                    continue
+                scored.append((score, -checked, sched, adm, pools))
+        best = heapq.nlargest(max(CORES_TO_FINISH, request.limit * 3) * 2, scored)
+        cores: list[Candidate] = []
+        for _score_fast, _n, sched, adm, pools in best:
+            cand = Candidate(cluster={SlotName.ADMISSION_QUOTA: adm, SlotName.SCHEDULING_POLICY: sched}, pools=pools)
+            reason = _evaluate(ctx, cand)
+            if reason:
+                if not reason.endswith(SECONDARY_ONLY):
+                    excluded[reason] += 1
+                continue
+            cores.append(cand)
         cores.sort(key=lambda c: _order_key(ctx, c))
         finished: list[Candidate] = []
         for core in cores[: max(CORES_TO_FINISH, request.limit * 3)]:
@@ -894,7 +1061,7 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
         for i, cand in enumerate(chosen):
             stacks.append(_to_stack(ctx, cand, i + 1, _why_rank(ctx, cand, i + 1, chosen[i - 1] if i else None)))
         if not chosen:
-            common = "; ".join(f"{reason} ({n}x)" for reason, n in excluded.most_common(5))
+            common = "; ".join(f"{reason} ({n}x)" for reason, n in excluded.most_common(5)) or "no combination of them is possible"
             failures.append(SlotFailure(slot=None, reason=f"Every combination of the remaining candidates fails: {common}."))
 
     return ComposeResult(
