@@ -154,6 +154,7 @@ class ClusterSimulation(Environment):
         self.tenant_last = {t: 0.0 for t in self.tenants}
         self.tenant_demand = {t: 0.0 for t in self.tenants}
         self.queue_units: dict[str, float] = {}  # GPU units bound per scheduler queue (quota accounting)
+        self.queue_pending_units: dict[str, float] = {}  # GPU units of pending pods per queue
         self.tenant_fair_int = {t: 0.0 for t in self.tenants}
         self.tenant_recv_int = {t: 0.0 for t in self.tenants}
         self.waiting_workloads = 0
@@ -254,9 +255,10 @@ class ClusterSimulation(Environment):
         self.tenant_last[tenant] = self.now
         self.tenant_alloc[tenant] += delta
 
-    def _pending_add(self, n: int) -> None:
+    def _pending_add(self, n: int, wl: Workload) -> None:
         self._advance()
         self.pending_pods += n
+        self.queue_pending_units[wl.queue] = self.queue_pending_units.get(wl.queue, 0.0) + n * wl.request.gpu_units()
         if self.pending_pods > self.max_pending:
             self.max_pending = self.pending_pods
 
@@ -326,12 +328,12 @@ class ClusterSimulation(Environment):
         if n <= 0:
             return
         wl.pending += n
-        self._pending_add(n)
+        self._pending_add(n, wl)
         self.scheduler.enqueue(wl)
 
     def drop_pending(self, wl: Workload) -> None:
         if wl.pending:
-            self._pending_add(-wl.pending)
+            self._pending_add(-wl.pending, wl)
             wl.pending = 0
         self.scheduler.remove(wl)
 
@@ -447,7 +449,7 @@ class ClusterSimulation(Environment):
         self._pod_seq += 1
         pod = Pod(wl, len(wl.pods), self._pod_seq)
         wl.pending -= 1
-        self._pending_add(-1)
+        self._pending_add(-1, wl)
         req = wl.request
         reason = None
         if not node.plugin_ready and node.mechanism != "dra":

@@ -68,7 +68,8 @@ class ShapeQueue:
 
     def iter_bucket(self, key: Hashable) -> Iterator["Workload"]:
         """Valid members of one bucket in FIFO order (for StrictFIFO checks and reporting)."""
-        for tok, wl in list(self.buckets.get(key, ())):
+        # No copy: callers do not mutate the queue while iterating, and usually stop early.
+        for tok, wl in self.buckets.get(key, ()):
             if self.member.get(wl.uid) == (key, tok):
                 yield wl
 

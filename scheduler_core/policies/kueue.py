@@ -1,0 +1,417 @@
+"""Kueue: quota admission above the scheduler (L1), modelled from domain-facts.md §4.
+
+* A workload waits in its ClusterQueue (via its tenant's LocalQueue) and no
+  pods exist until it is **admitted**: quota for *all* pod sets is reserved at
+  once (§4.1).  Admitted pods then go to the configured scheduler
+  (kube-scheduler by default, pod by pod: without TAS, Kueue can admit a
+  gang whose pods cannot all be placed, §4.5).
+* **Flavors** are tried in order; the first where the workload fits (without
+  or with borrowing) wins (``whenCanBorrow: MayStopSearch``); preemption is
+  tried only when no flavor fits (``whenCanPreempt: TryNextFlavor``) (§4.2).
+* **Cohorts**: each CQ keeps ``nominal - lendingLimit`` for itself and lends
+  the rest to a pool shared by the cohort; usage above that guaranteed part
+  comes from the pool; ``borrowingLimit`` caps usage above nominal (§4.2).
+* Order: StrictFIFO blocks a CQ behind its head; BestEffortFIFO lets newer
+  workloads that fit pass.  Across CQs, workloads that fit without borrowing
+  go first, then higher priority, then (with fair sharing) the lower share,
+  then creation time (§4.2, §4.4).
+* **Preemption** (classic, §4.3): candidates are same-CQ workloads matching
+  ``withinClusterQueue`` and workloads of cohort CQs that are borrowing,
+  matching ``reclaimWithinCohort`` (only when the preemptor fits its own
+  nominal quota, unless ``borrowWithinCohort`` allows it); sorted borrowing
+  CQs first, then lowest priority, then most recently admitted; greedy
+  selection and a reverse pass that drops unneeded victims.
+* **waitForPodsReady** (§4.5): an admitted workload whose pods are not all
+  running after ``timeout`` is evicted, its quota released, and requeued
+  after ``backoff_base * 2^(n-1)`` capped at ``backoff_max``; after
+  ``backoff_limit_count`` requeues it is deactivated.  ``block_admission``
+  admits one workload at a time until it is ready.
+* **TAS** (§4.5): a workload that asks for a topology (required/preferred
+  level) is admitted only if all its pods fit in concrete domains, and its
+  pods are bound there.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scheduler_core.engine import Priority
+from scheduler_core.policies.base import ShapeQueue, kube_order
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scheduler_core.workloads import Workload
+
+INF = float("inf")
+EPS = 1e-9
+
+
+class ClusterQueueState:
+    def __init__(self, spec) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.cohort = spec.cohort
+        self.usage: dict[tuple[str, str], float] = {}
+        self.queue = ShapeQueue()
+        self.admitted: dict[int, "Workload"] = {}
+
+    def quota(self, flavor: str, res: str):
+        for f in self.spec.flavors:
+            if f.name == flavor:
+                return f.quotas.get(res)
+        return None
+
+    def guaranteed(self, flavor: str, res: str) -> float:
+        q = self.quota(flavor, res)
+        if q is None:
+            return 0.0
+        return q.nominal - q.lending_limit if q.lending_limit is not None else 0.0
+
+
+class KueueAdmission:
+    name = "kueue"
+
+    def __init__(self, sim) -> None:
+        self.sim = sim
+        self.cfg = sim.cp.kueue
+        self.cqs = {c.name: ClusterQueueState(c) for c in self.cfg.cluster_queues}
+        self.lq = dict(self.cfg.local_queues)
+        self.cohorts: dict[str, list[ClusterQueueState]] = {}
+        for c in self.cqs.values():
+            if c.cohort:
+                self.cohorts.setdefault(c.cohort, []).append(c)
+        self.admitted: dict[int, "Workload"] = {}
+        self.ready: set[int] = set()
+        self.original_group: dict[int, str | None] = {}
+
+    # -- API used by the simulator ------------------------------------------------
+    def cq_of(self, wl: "Workload") -> ClusterQueueState:
+        return self.cqs[self.lq.get(wl.queue, wl.queue)]
+
+    def submit(self, wl: "Workload") -> None:
+        self.original_group.setdefault(wl.uid, wl.node_group)
+        self.cq_of(wl).queue.push(wl, self._key(wl), self.sim.now)
+
+    def _key(self, wl: "Workload"):
+        return (wl.priority, wl.shape(), wl.pods_total)
+
+    def is_admitted(self, wl: "Workload") -> bool:
+        return wl.uid in self.admitted
+
+    def on_ready(self, wl: "Workload") -> None:
+        if wl.uid in self.admitted:
+            if wl.kind != "inference" or len([p for p in wl.pods if p.state == "running"]) >= wl.pods_total:
+                self.ready.add(wl.uid)
+                if self.cfg.wait_for_pods_ready.block_admission:
+                    self.sim.request_cycle()
+
+    def on_finish(self, wl: "Workload") -> None:
+        self._release(wl)
+        self.cq_of(wl).queue.remove(wl)
+
+    def requeue(self, wl: "Workload", delay: float) -> None:
+        self._release(wl)
+        wl.node_group = self.original_group.get(wl.uid, wl.node_group)
+        if delay > 0:
+            self.sim.schedule_in(delay, Priority.ARRIVAL, self._repush, wl)
+        else:
+            self.submit(wl)
+
+    def _repush(self, wl: "Workload") -> None:
+        if wl.state in ("done", "failed", "stopped"):
+            return
+        self.submit(wl)
+        self.sim.request_cycle()
+
+    def waiting_requests(self) -> list:
+        out = []
+        for c in self.cqs.values():
+            out.extend(c.queue.waiting_requests())
+        return out
+
+    # -- quota --------------------------------------------------------------------
+    @staticmethod
+    def _usage(wl: "Workload") -> dict[str, float]:
+        per_pod = wl.request.quota_usage()
+        return {r: a * wl.pods_total for r, a in per_pod.items()}
+
+    def _flavors(self, cq: ClusterQueueState, wl: "Workload"):
+        for f in cq.spec.flavors:
+            if wl.node_group is not None and f.node_groups is not None and wl.node_group not in f.node_groups:
+                continue
+            yield f
+
+    def _fits(self, cq: ClusterQueueState, flavor: str, need: dict[str, float],
+              usage_override: dict[tuple[str, str, str], float] | None = None) -> str | None:
+        """'fit' (within nominal), 'borrow', or None, for ``need`` on ``flavor``."""
+        def used(c: ClusterQueueState, r: str) -> float:
+            if usage_override is not None and (c.name, flavor, r) in usage_override:
+                return usage_override[(c.name, flavor, r)]
+            return c.usage.get((flavor, r), 0.0)
+
+        borrow = False
+        for r, a in need.items():
+            q = cq.quota(flavor, r)
+            if q is None:
+                return None  # resource not covered by this flavor
+            new = used(cq, r) + a
+            if not cq.cohort:
+                if new > q.nominal + EPS:
+                    return None
+                continue
+            limit = q.nominal + (q.borrowing_limit if q.borrowing_limit is not None else INF)
+            if new > limit + EPS:
+                return None
+            pool = 0.0
+            pool_used = 0.0
+            for c in self.cohorts[cq.cohort]:
+                cqq = c.quota(flavor, r)
+                if cqq is None:
+                    continue
+                g = c.guaranteed(flavor, r)
+                pool += cqq.nominal - g
+                u = new if c is cq else used(c, r)
+                pool_used += max(0.0, u - g)
+            if pool_used > pool + EPS:
+                return None
+            if new > q.nominal + EPS:
+                borrow = True
+        return "borrow" if borrow else "fit"
+
+    def _assign(self, cq: ClusterQueueState, wl: "Workload") -> tuple[str, str] | None:
+        need = self._usage(wl)
+        for f in self._flavors(cq, wl):
+            mode = self._fits(cq, f.name, need)
+            if mode is not None:
+                return f.name, mode
+        return None
+
+    def _borrowing(self, c: ClusterQueueState, flavor: str) -> bool:
+        for (f, r), u in c.usage.items():
+            if f != flavor:
+                continue
+            q = c.quota(f, r)
+            if q is not None and u > q.nominal + EPS:
+                return True
+        return False
+
+    def _preemption(self, cq: ClusterQueueState, wl: "Workload") -> tuple[str, list["Workload"]] | None:
+        pol = cq.spec.preemption
+        if pol.within_cluster_queue == "Never" and pol.reclaim_within_cohort == "Never":
+            return None
+        need = self._usage(wl)
+        for f in self._flavors(cq, wl):
+            victims = self._victims_for(cq, wl, f.name, need)
+            if victims:
+                return f.name, victims
+        return None
+
+    def _victims_for(self, cq: ClusterQueueState, wl: "Workload", flavor: str, need: dict[str, float]):
+        pol = cq.spec.preemption
+        within_nominal = all((cq.usage.get((flavor, r), 0.0) + a) <= (cq.quota(flavor, r).nominal + EPS)
+                             for r, a in need.items() if cq.quota(flavor, r) is not None)
+        cands: list[tuple[tuple, "Workload", ClusterQueueState]] = []
+        for v in cq.admitted.values():
+            if v.admission_info.get("flavor") != flavor:
+                continue
+            ok = (pol.within_cluster_queue == "LowerPriority" and v.priority < wl.priority) or \
+                 (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and
+                  (v.priority < wl.priority or (v.priority == wl.priority and v.submit > wl.submit)))
+            if ok:
+                cands.append(((1, v.priority, -(v.admitted_at or 0.0), -v.uid), v, cq))
+        if cq.cohort and pol.reclaim_within_cohort != "Never":
+            for c in self.cohorts[cq.cohort]:
+                if c is cq or not self._borrowing(c, flavor):
+                    continue
+                for v in c.admitted.values():
+                    if v.admission_info.get("flavor") != flavor:
+                        continue
+                    reclaim_ok = within_nominal and (pol.reclaim_within_cohort == "Any" or v.priority < wl.priority)
+                    borrow_ok = (not within_nominal and pol.borrow_within_cohort == "LowerPriority"
+                                 and v.priority < wl.priority)
+                    if reclaim_ok or borrow_ok:
+                        cands.append(((0, v.priority, -(v.admitted_at or 0.0), -v.uid), v, c))
+        if not cands:
+            return None
+        cands.sort(key=lambda x: x[0])
+        override: dict[tuple[str, str, str], float] = {}
+
+        def remove(v, c, sign=-1.0):
+            for r, a in self._usage(v).items():
+                k = (c.name, flavor, r)
+                override[k] = override.get(k, c.usage.get((flavor, r), 0.0)) + sign * a
+
+        chosen = []
+        for _, v, c in cands:
+            if c is not cq:
+                # Only reclaim from a CQ while it is still above its nominal quota.
+                still = any(override.get((c.name, flavor, r), c.usage.get((flavor, r), 0.0)) >
+                            (c.quota(flavor, r).nominal + EPS) for r in need if c.quota(flavor, r) is not None)
+                if not still:
+                    continue
+            remove(v, c)
+            chosen.append((v, c))
+            if self._fits(cq, flavor, need, override) is not None:
+                break
+        else:
+            return None
+        for v, c in reversed(list(chosen)):  # reverse pass: keep only victims that are needed
+            remove(v, c, +1.0)
+            if self._fits(cq, flavor, need, override) is not None:
+                chosen.remove((v, c))
+            else:
+                remove(v, c)
+        return [v for v, _ in chosen]
+
+    def _charge(self, cq: ClusterQueueState, wl: "Workload", flavor: str, sign: float) -> None:
+        for r, a in self._usage(wl).items():
+            cq.usage[(flavor, r)] = cq.usage.get((flavor, r), 0.0) + sign * a
+
+    def _release(self, wl: "Workload") -> None:
+        if wl.uid not in self.admitted:
+            return
+        info = wl.admission_info
+        cq = self.cqs[info["cq"]]
+        self._charge(cq, wl, info["flavor"], -1.0)
+        cq.admitted.pop(wl.uid, None)
+        del self.admitted[wl.uid]
+        self.ready.discard(wl.uid)
+        ev = info.get("timer")
+        if ev is not None:
+            ev.cancel()
+        wl.admission_info = {"requeues": info.get("requeues", 0)}
+
+    def _drs(self, cq: ClusterQueueState, flavor: str, wl: "Workload") -> float:
+        """Dominant resource share (§4.4): borrowed / lendable capacity of the cohort, / weight."""
+        if not cq.cohort:
+            return 0.0
+        best = 0.0
+        for r, a in self._usage(wl).items():
+            q = cq.quota(flavor, r)
+            if q is None:
+                continue
+            borrowed = max(0.0, cq.usage.get((flavor, r), 0.0) + a - q.nominal)
+            lendable = sum((c.quota(flavor, r).nominal - c.guaranteed(flavor, r))
+                           for c in self.cohorts[cq.cohort] if c.quota(flavor, r) is not None)
+            if lendable > 0:
+                best = max(best, borrowed * 1000.0 / lendable)
+        w = cq.spec.fair_sharing_weight
+        return best / w if w > 0 else (INF if best > 0 else 0.0)
+
+    # -- the admission pass ---------------------------------------------------------
+    def cycle(self) -> None:
+        wfpr = self.cfg.wait_for_pods_ready
+        failed: dict[str, set] = {name: set() for name in self.cqs}
+        while True:
+            if wfpr.enable and wfpr.block_admission and any(uid not in self.ready for uid in self.admitted):
+                return
+            cands = []
+            for name in sorted(self.cqs):
+                c = self._candidate(self.cqs[name], failed[name])
+                if c is not None:
+                    cands.append(c)
+            if not cands:
+                return
+
+            def order(c):
+                cq, wl, flavor, mode, victims = c
+                drs = self._drs(cq, flavor, wl) if self.cfg.fair_sharing else 0.0
+                return (mode == "borrow", victims is not None, -wl.priority, drs, wl.enqueued_at, wl.seq)
+
+            cq, wl, flavor, mode, victims = min(cands, key=order)
+            if victims:
+                for v in victims:
+                    reason = "InClusterQueue" if v.admission_info.get("cq") == cq.name else "InCohortReclamation"
+                    self.sim.evict(v, "Kueue" + reason)
+                for f in failed.values():
+                    f.clear()  # freed quota: shapes that failed may fit now
+            if not self._admit(cq, wl, flavor):
+                failed[cq.name].add(self._key(wl))
+
+    def _candidate(self, cq: ClusterQueueState, failed: set):
+        strict = cq.spec.queueing_strategy == "StrictFIFO"
+        scan = cq.queue.scan(kube_order)
+        while True:
+            item = scan.next()
+            if item is None:
+                return None
+            key, wl = item
+            if key in failed:
+                if strict:
+                    return None
+                continue
+            a = self._assign(cq, wl)
+            if a is not None and self._topology_ok(wl, a[0]):
+                return (cq, wl, a[0], a[1], None)
+            p = self._preemption(cq, wl) if a is None else None
+            if p is not None:
+                return (cq, wl, p[0], "fit", p[1])
+            failed.add(key)
+            if strict:
+                return None  # StrictFIFO: the head blocks newer workloads
+
+    def _topology_ok(self, wl: "Workload", flavor: str) -> bool:
+        if not (self.cfg.topology_aware_scheduling and wl.topology_required):
+            return True
+        return self._tas_plan(wl, flavor) is not None
+
+    def _flavor_nodes(self, wl: "Workload", flavor: str):
+        cq = self.cq_of(wl)
+        groups = None
+        for f in cq.spec.flavors:
+            if f.name == flavor:
+                groups = f.node_groups
+        nodes = [n for n in self.sim.nodes if self.sim.node_eligible(n)
+                 and (groups is None or n.group in groups) and (wl.node_group is None or n.group == wl.node_group)]
+        return nodes
+
+    def _tas_plan(self, wl: "Workload", flavor: str):
+        nodes = self._flavor_nodes(wl, flavor)
+        return self.sim.plan(wl, wl.pods_total - len(wl.pods), "pack", wl.topology_required, nodes=nodes)
+
+    def _admit(self, cq: ClusterQueueState, wl: "Workload", flavor: str) -> bool:
+        sim = self.sim
+        if self._fits(cq, flavor, self._usage(wl)) is None:
+            return False  # victims still terminating hold nothing in quota; should not happen
+        plan = None
+        tas = self.cfg.topology_aware_scheduling and (wl.topology_required or wl.topology_preferred)
+        if tas:
+            nodes = self._flavor_nodes(wl, flavor)
+            plan = sim.plan(wl, wl.pods_total, "pack", wl.topology_required, nodes=nodes)
+            if plan is None and wl.topology_required:
+                return False
+        cq.queue.pop(self._key(wl)) if cq.queue.head(self._key(wl)) is wl else cq.queue.remove(wl)
+        self._charge(cq, wl, flavor, +1.0)
+        prev = wl.admission_info.get("requeues", 0)
+        wl.admission_info = {"cq": cq.name, "flavor": flavor, "requeues": prev}
+        cq.admitted[wl.uid] = wl
+        self.admitted[wl.uid] = wl
+        wl.admitted_at = sim.now
+        if wl.state == "queued":
+            sim.set_state(wl, "admitted")
+        # ResourceFlavor nodeLabels become the pods' nodeSelector.
+        for f in cq.spec.flavors:
+            if f.name == flavor and f.node_groups and len(f.node_groups) == 1 and wl.node_group is None:
+                wl.node_group = f.node_groups[0]
+        sim.create_pods(wl)
+        if plan is not None:
+            sim.bind_plan(wl, plan)
+        wfpr = self.cfg.wait_for_pods_ready
+        if wfpr.enable:
+            wl.admission_info["timer"] = sim.schedule_in(wfpr.timeout, Priority.MONITOR, self._pods_ready_check, wl)
+        return True
+
+    def _pods_ready_check(self, wl: "Workload") -> None:
+        if wl.uid not in self.admitted:
+            return
+        wl.admission_info["timer"] = None
+        if wl.uid in self.ready or wl.state in ("done", "failed", "stopped"):
+            return
+        wfpr = self.cfg.wait_for_pods_ready
+        n = wl.admission_info.get("requeues", 0) + 1
+        if wfpr.backoff_limit_count is not None and n > wfpr.backoff_limit_count:
+            self.sim.count_admission_error("KueueDeactivated")
+            self.sim.fail_workload(wl, "Deactivated")
+            return
+        delay = min(wfpr.backoff_max, wfpr.backoff_base * 2 ** (n - 1))
+        self.sim.evict(wl, "PodsReadyTimeout", requeue_delay=delay, preemption=False)
+        wl.admission_info["requeues"] = n
