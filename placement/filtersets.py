@@ -57,25 +57,25 @@ class ProjectFilterSet(django_filters.FilterSet):
         model = Project
         fields = ["q", "plane", "layer", "unit", "enforcement", "capability", "kind"]
 
-    def filter_text(self, queryset, name, value):
+    def filter_text(self, queryset, name, value: str):
         terms = value.lower().split()
         condition = Q()
         for term in terms:
             condition &= Q(search_text__contains=term)
         return queryset.filter(condition)
 
-    def filter_plane(self, queryset, name, value):
+    def filter_plane(self, queryset, name, value: str):
         # A project belongs to a plane by its primary placement on the planes map.
         return queryset.filter(_layer("planes", value, primary_only=True))
 
-    def filter_layer(self, queryset, name, value):
+    def filter_layer(self, queryset, name, value: str):
         return queryset.filter(_layer("control-plane", value))
 
-    def filter_unit(self, queryset, name, value):
+    def filter_unit(self, queryset, name, value: str):
         return queryset.filter(_facet(ProjectFacet.UNIT, value))
 
-    def filter_enforcement(self, queryset, name, value):
+    def filter_enforcement(self, queryset, name, value: str):
         return queryset.filter(_facet(ProjectFacet.ENFORCEMENT, value))
 
-    def filter_capability(self, queryset, name, value):
+    def filter_capability(self, queryset, name, value: str):
         return queryset.filter(_facet(ProjectFacet.CAPABILITY, value))
