@@ -3,9 +3,12 @@
 Order of the rules (first that applies wins):
 1. overlapping            one bundles the other (directly or through a bundle it ships)
 2. platform_vs_mechanism  exactly one of them is a platform (kind platform or platform plane)
-3. cross_layer            different comparison layers (control-plane primary layer; platform plane)
-4. comparable             same layer and at least one common resource unit
-5. unit_mismatch          same layer, no common unit
+3. cross_layer            not rivals: different layers (each one's primary control-plane layer is not
+                          among the other's layers), or one requires the other, or one is a pure device
+                          handoff delivering the unit the other (a mechanism) creates, or same layer
+                          but no capability in common (they do different jobs)
+4. comparable             same layer, same primary resource unit (the first unit of a placement)
+5. unit_mismatch          same layer, different primary units
 Valid axes per verdict come from fixtures/rules/comparison.yaml.
 """
 
@@ -34,7 +37,7 @@ from placement.rules.models import (
     GraphStep,
     PairVerdict,
 )
-from placement.schemas import ENFORCEMENT_POINT_LABELS, RESOURCE_UNIT_LABELS, ContractPoint, ResourceUnit
+from placement.schemas import ENFORCEMENT_POINT_LABELS, RESOURCE_UNIT_LABELS, ContractPoint, Kind, ResourceUnit
 
 
 PARTICIPLE = {ContractPoint.ADVERTISE: "advertised", ContractPoint.BIND: "bound", ContractPoint.ALLOCATE: "allocated"}
@@ -47,6 +50,10 @@ def _units(units) -> list[ResourceUnit]:
 
 def _unit_names(units) -> str:
     return ", ".join(RESOURCE_UNIT_LABELS[u] for u in _units(units)) or "none"
+
+
+def _capability_names(graph: CatalogGraph, f: ProjectFacts) -> str:
+    return ", ".join(graph.capability_name(c).lower() for c in sorted(f.capabilities))
 
 
 def _name(f: ProjectFacts) -> str:
@@ -69,17 +76,42 @@ def depends(fa: ProjectFacts, fb: ProjectFacts) -> bool:
     return fb.slug in fa.requires_all or fa.slug in fb.requires_all
 
 
+def delivers(graph: CatalogGraph, handoff: ProjectFacts, mechanism: ProjectFacts) -> bool:
+    """`handoff` is a pure device handoff (its own unit needs no mechanism: whole GPU, DRA device)
+    that advertises and allocates the unit `mechanism` creates (MIG instances, time slices, MPS)."""
+    unit = mechanism.primary_unit
+    return (
+        mechanism.ref.kind == Kind.MECHANISM
+        and graph.rules.unit[unit].needs_data_plane_project
+        and not graph.rules.unit[handoff.primary_unit].needs_data_plane_project
+        and unit in handoff.role_units(ContractPoint.ADVERTISE)
+        and unit in handoff.role_units(ContractPoint.ALLOCATE)
+    )
+
+
 def verdict_of(graph: CatalogGraph, fa: ProjectFacts, fb: ProjectFacts) -> Verdict:
     if fb.slug in fa.bundles_all or fa.slug in fb.bundles_all:
         return Verdict.OVERLAPPING
     if fa.is_platform != fb.is_platform:
         return Verdict.PLATFORM_VS_MECHANISM
-    if not same_layer(fa, fb) or depends(fa, fb):
-        # different layers, or one is built on the other: upstream and downstream, not rivals
+    if (
+        not same_layer(fa, fb)
+        or depends(fa, fb)
+        or delivers(graph, fa, fb)
+        or delivers(graph, fb, fa)
+        or not complementary_free(fa, fb)
+    ):
+        # different layers, one built on or delivering the other, or same layer but different jobs
+        # (no capability in common): not rivals
         return Verdict.CROSS_LAYER
     if fa.primary_unit == fb.primary_unit:
         return Verdict.COMPARABLE
     return Verdict.UNIT_MISMATCH
+
+
+def complementary_free(fa: ProjectFacts, fb: ProjectFacts) -> bool:
+    """Rivals promise at least one thing in common; with no capability in common they complement each other."""
+    return bool(fa.capabilities & fb.capabilities)
 
 
 # --- contract joins for cross-layer pairs ---------------------------------------------------------
@@ -265,33 +297,61 @@ def compare_pair(graph: CatalogGraph, a: str, b: str) -> PairVerdict:
         )
     elif verdict == Verdict.CROSS_LAYER:
         up, down = _upstream_first(graph, fa, fb)
-        if depends(fa, fb) and same_layer(fa, fb):
-            user, base = (fa, fb) if fb.slug in fa.requires_all else (fb, fa)
-            relation = (
-                f"Both sit on {_layer_text(graph, fa)}, but {user.ref.name} is built on {base.ref.name} "
-                f"(it requires it): they are upstream and downstream, not rivals."
-            )
-            up, down = base, user
-        else:
-            relation = (
-                f"{up.ref.name} sits on {_layer_text(graph, up)} and {down.ref.name} on {_layer_text(graph, down)}: "
-                f"they are upstream and downstream, not rivals."
-            )
-        joins = contract_joins(graph, up, down)
-        if joins:
-            path = _join_path(joins[0])
-            named = " ".join(j.summary for j in joins)
-            order = {c.point: c.order for c in graph.rules.contract_points}
-            points = sorted({p for j in joins for p in j.points}, key=lambda p: order.get(p, 0))
-            names = ", ".join(graph.rules.contract_point[p].name for p in points)
-            explanation = f"{relation} Compare only the contract that joins them ({names}). {named}"
-        else:
-            path = composition_path(graph, up.slug, down.slug)
-            via = f" In the catalog graph they meet via: {_path_text(path)}." if path else " They do not meet in the catalog graph."
+        delivery = (fa, fb) if delivers(graph, fa, fb) else (fb, fa) if delivers(graph, fb, fa) else None
+        if delivery and same_layer(fa, fb):
+            handoff, mechanism = delivery
+            unit = mechanism.primary_unit
+            label = RESOURCE_UNIT_LABELS[unit]
+            roles = [_role(handoff, p, {unit}) for p in (ContractPoint.ADVERTISE, ContractPoint.ALLOCATE)]
+            joins = [ContractJoin(
+                points=[ContractPoint.ADVERTISE, ContractPoint.ALLOCATE], units=[unit], kind="handoff", roles=roles,
+                summary=(f"{mechanism.ref.name} creates {label}; {handoff.ref.name} advertises and allocates it. Compare "
+                         f"only whether {handoff.ref.name} advertises and hands over {label} the way "
+                         f"{mechanism.ref.name} defines it (profiles, health, naming)."),
+            )]
+            path = [
+                GraphStep(source=project_node(mechanism.slug), relation="uses_unit", target=unit_node(unit)),
+                GraphStep(source=unit_node(unit), relation="advertises", target=project_node(handoff.slug), forward=False),
+            ]
             explanation = (
-                f"{relation} No contract point joins them directly, so there is nothing to compare between "
-                f"them; compare each with projects on its own layer, and check that the dependency holds.{via}"
+                f"Both sit on {_layer_text(graph, fa)}, but {mechanism.ref.name} creates {label} and "
+                f"{handoff.ref.name} delivers it: upstream and downstream, not rivals. Compare only the contract "
+                f"that joins them (Advertise, Allocate). {joins[0].summary}"
             )
+        else:
+            if depends(fa, fb) and same_layer(fa, fb):
+                user, base = (fa, fb) if fb.slug in fa.requires_all else (fb, fa)
+                relation = (
+                    f"Both sit on {_layer_text(graph, fa)}, but {user.ref.name} is built on {base.ref.name} "
+                    f"(it requires it): they are upstream and downstream, not rivals."
+                )
+                up, down = base, user
+            elif same_layer(fa, fb):
+                relation = (
+                    f"Both sit on {_layer_text(graph, fa)} but do different jobs ({fa.ref.name}: "
+                    f"{_capability_names(graph, fa)}; {fb.ref.name}: {_capability_names(graph, fb)}), with no "
+                    f"capability in common: they complement each other, not rivals."
+                )
+            else:
+                relation = (
+                    f"{up.ref.name} sits on {_layer_text(graph, up)} and {down.ref.name} on {_layer_text(graph, down)}: "
+                    f"they are upstream and downstream, not rivals."
+                )
+            joins = contract_joins(graph, up, down)
+            if joins:
+                path = _join_path(joins[0])
+                named = " ".join(j.summary for j in joins)
+                order = {c.point: c.order for c in graph.rules.contract_points}
+                points = sorted({p for j in joins for p in j.points}, key=lambda p: order.get(p, 0))
+                names = ", ".join(graph.rules.contract_point[p].name for p in points)
+                explanation = f"{relation} Compare only the contract that joins them ({names}). {named}"
+            else:
+                path = composition_path(graph, up.slug, down.slug)
+                via = f" In the catalog graph they meet via: {_path_text(path)}." if path else " They do not meet in the catalog graph."
+                explanation = (
+                    f"{relation} No contract point joins them directly, so there is nothing to compare between "
+                    f"them; compare each with its own rivals.{via}"
+                )
     elif verdict == Verdict.COMPARABLE:
         also = _units(shared - {fa.primary_unit})
         explanation = (
