@@ -377,6 +377,8 @@ def compare_pair(graph: CatalogGraph, a: str, b: str) -> PairVerdict:
         verdict_name=graph.rules.verdict[verdict].name,
         layer_a=graph.layer_ref(*fa.compare_layer),
         layer_b=graph.layer_ref(*fb.compare_layer),
+        primary_unit_a=fa.primary_unit,
+        primary_unit_b=fb.primary_unit,
         units_a=_units(fa.units),
         units_b=_units(fb.units),
         shared_units=_units(shared),

@@ -986,8 +986,8 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
     for a, b in itertools.combinations(ctx.required, 2):
         if b not in ctx.facts(a).conflicts:
             continue
-        pooled = [x for x in (a, b) if any(x in (o.handoff, o.data_plane) for options in pool_options for o in options)]
-        if len(ctx.pools) < 2 or len(pooled) < 2:
+        per_pool = [x for x in (a, b) if any(x in (o.handoff, o.data_plane) for options in pool_options for o in options)]
+        if len(ctx.pools) < 2 or len(per_pool) < 2:
             failures.append(SlotFailure(
                 slot=next((slot for slot in graph.slots_of(b)), None),
                 reason=(f"{a} and {b} are both required but conflict (catalog conflicts_with); they could only run on "
@@ -1147,6 +1147,10 @@ def compatible(graph: CatalogGraph, with_slug: str, profile: str) -> CompatibleR
             if slug == with_slug:
                 continue
             p = graph.projects[slug]
+            other = next((c for c in graph.rules.excluded_capabilities if c.capability in p.capabilities), None)
+            if other is not None:
+                incompatible.append((slug, other.why))
+                continue
             if slug in w.conflicts:
                 incompatible.append((slug, f"Conflicts with {w.ref.name} (catalog conflicts_with)."))
                 continue

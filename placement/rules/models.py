@@ -104,7 +104,9 @@ class PairVerdict(_Model):
     verdict_name: str
     layer_a: LayerRef = Field(description="The layer used for the comparison (platform plane, or control-plane primary layer).")
     layer_b: LayerRef
-    units_a: list[ResourceUnit]
+    primary_unit_a: ResourceUnit = Field(description="The unit a hands out (first unit of its placement).")
+    primary_unit_b: ResourceUnit
+    units_a: list[ResourceUnit] = Field(description="Every unit a handles.")
     units_b: list[ResourceUnit]
     shared_units: list[ResourceUnit]
     axes: list[ComparisonAxis] = Field(description="The only comparison axes valid for this pair.")
