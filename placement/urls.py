@@ -1,9 +1,13 @@
 from django.urls import path
 
-from placement.views import assets, catalog, evidence, review, stacks
+from placement.views import assets, catalog, evidence, layer_map, review, stacks
 
 urlpatterns = [
     path("", catalog.home, name="home"),
+    path("map/", layer_map.layer_map, name="layer-map"),
+    path("map/list/", layer_map.layer_map_list, name="layer-map-list"),
+    path("embed/map/", layer_map.embed_map, name="embed-map"),
+    path("embed/stacks/<int:pk>/", layer_map.embed_stack, name="embed-stack"),
     path("projects/", catalog.project_list, name="project-list"),
     path("projects/new/", catalog.project_create, name="project-create"),
     path("projects/<slug:slug>/", catalog.project_detail, name="project-detail"),
