@@ -3,10 +3,12 @@
     python -m scheduler_core replay --trace PATH --format philly|alibaba|generic \
         --policy fifo|las|binpack|spread [--nodes PATH] [--json OUT]
 
-It is written so that any argparse-based CLI can mount it:
-:func:`register` adds the subcommand to a ``subparsers`` object and sets
-``func`` to :func:`run`.  ``python -m scheduler_core.traces replay ...`` works
-on its own through :func:`main`.
+:func:`register` adds the subcommand to an argparse ``subparsers`` object and
+sets ``func`` to :func:`run`.  Importing this module hands :func:`register` to
+the simulator CLI's registrar list (``scheduler_core.cli.register``; that CLI
+imports this module as a plugin), so ``python -m scheduler_core replay`` works;
+``python -m scheduler_core.traces replay ...`` works on its own through
+:func:`main`.
 """
 
 from __future__ import annotations
@@ -126,3 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     register(sub)
     args = parser.parse_args(argv)
     return args.func(args)
+
+
+try:  # mount into `python -m scheduler_core` (its CLI imports this module as a plugin)
+    from scheduler_core.cli import register as _register_with_core_cli
+except ImportError:  # pragma: no cover - the core CLI is optional for this module
+    pass
+else:
+    _register_with_core_cli(register)

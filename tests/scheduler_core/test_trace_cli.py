@@ -49,3 +49,13 @@ def test_scheduler_core_traces_imports_no_django_or_celery():
             "print(bad); sys.exit(1 if bad else 0)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_replay_is_mounted_in_the_simulator_cli(tmp_path, capsys):
+    from scheduler_core.cli import main as core_main
+
+    trace = tmp_path / "jobs.csv"
+    trace.write_text(PHILLY)
+    assert core_main(["replay", "--trace", str(trace), "--format", "philly", "--policy", "las",
+                      "--servers", "1"]) == 0
+    assert "jobs 2: completed 2" in capsys.readouterr().out
