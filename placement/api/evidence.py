@@ -94,6 +94,20 @@ returns the existing run instead of computing it twice: **200**, same body, `cre
 failed run is retried by a new submission)."""
 
 
+def _check_storable(document: dict) -> None:
+    """The run row keeps the scenario's name (200 characters) and seed (64-bit); the scenario model
+    bounds neither, so a longer name or a bigger seed would fail in the database, not in validation."""
+    errors = {}
+    name = document.get("name")
+    if isinstance(name, str) and len(name) > 200:
+        errors["scenario.name"] = ["At most 200 characters."]
+    seed = document.get("seed")
+    if isinstance(seed, int) and not isinstance(seed, bool) and not -(2**63) <= seed < 2**63:
+        errors["scenario.seed"] = ["A seed is a 64-bit whole number."]
+    if errors:
+        raise DjangoValidationError(errors)
+
+
 class SimulationList(AtlasViewMixin, generics.ListAPIView):
     serializer_class = SimulationRunSerializer
     filter_backends = [DjangoFilterBackend]
@@ -118,6 +132,8 @@ class SimulationList(AtlasViewMixin, generics.ListAPIView):
         body = SimulationStartSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
+        if data["scenario"] is not None:
+            _check_storable(data["scenario"])
         run, created = evidence_services.simulation_start(
             user=request.user,
             stack=data["stack"],

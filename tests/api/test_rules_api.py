@@ -1,0 +1,93 @@
+"""Compare, compose, compatible and misuse: results are the rules engine's models, bad input is a
+400 with field errors, and they are reads (readers and read-only tokens may call them)."""
+
+from __future__ import annotations
+
+import pytest
+
+from placement.rules.models import ComparisonResult, CompatibleResult, ComposeResult, MisuseVerdict
+from tests.api.conftest import assert_error_body, session_client, token_client
+
+pytestmark = pytest.mark.django_db
+
+
+def test_compare_returns_a_verdict_for_every_pair(api):
+    response = api.post("/api/v1/compare/", {"slugs": ["hami", "volcano", "kueue"]}, format="json")
+    assert response.status_code == 200, response.content
+    result = ComparisonResult.model_validate(response.json())
+    assert len(result.pairs) == 3
+    hami_volcano = next(p for p in result.pairs if {p.a.slug, p.b.slug} == {"hami", "volcano"})
+    assert hami_volcano.verdict.value == "cross_layer"
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"slugs": ["hami", "no-such-project"]}, "slugs"),
+        ({"slugs": []}, "slugs"),
+        ({"slugs": ["hami"]}, "slugs"),
+        ({"slugs": ["hami", "hami"]}, "slugs"),
+        ({"slugs": "hami,volcano"}, "slugs"),
+        ({}, "slugs"),
+        ({"slugs": ["hami", "volcano"], "extra": 1}, "extra"),
+        (["hami", "volcano"], "non_field_errors"),
+    ],
+)
+def test_compare_bad_input_is_a_400_with_field_errors(api, body, field):
+    assert_error_body(api.post("/api/v1/compare/", body, format="json"), 400, field)
+
+
+def test_compose_ranks_stacks_for_a_profile(api):
+    response = api.post("/api/v1/stacks/compose/", {"profile": "training", "limit": 3}, format="json")
+    assert response.status_code == 200, response.content
+    result = ComposeResult.model_validate(response.json())
+    assert result.feasible and 1 <= len(result.stacks) <= 3
+    assert [s.rank for s in result.stacks] == sorted(s.rank for s in result.stacks)
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"profile": "knitting"}, "profile"),
+        ({}, "profile"),
+        ({"profile": "training", "limit": 0}, "limit"),
+        ({"profile": "training", "limit": 10**40}, "limit"),
+        ({"profile": "training", "pool": {"gpu_count": "many"}}, "pool.gpu_count"),
+        ({"profile": "training", "constraints": {"require": ["no-such-project"]}}, "constraints.require"),
+    ],
+)
+def test_compose_bad_input_is_a_400_with_field_errors(api, body, field):
+    assert_error_body(api.post("/api/v1/stacks/compose/", body, format="json"), 400, field)
+
+
+def test_compatible_stacks_with_a_project(api):
+    response = api.get("/api/v1/stacks/compatible/?with=hami&profile=training")
+    assert response.status_code == 200, response.content
+    result = CompatibleResult.model_validate(response.json())
+    assert result.with_project.slug == "hami"
+
+
+@pytest.mark.parametrize(
+    "query, fields",
+    [
+        ("with=no-such-project&profile=training", ["with"]),
+        ("with=hami&profile=knitting", ["profile"]),
+        ("", ["with", "profile"]),
+    ],
+)
+def test_compatible_bad_input_is_a_400_naming_the_query_parameter(api, query, fields):
+    assert_error_body(api.get(f"/api/v1/stacks/compatible/?{query}"), 400, *fields)
+
+
+def test_misuse_check_names_the_owning_layer(api):
+    response = api.get("/api/v1/misuse/?project=kueue&capability=gpu-sharing")
+    verdict = MisuseVerdict.model_validate(response.json())
+    assert verdict.is_misuse and verdict.owner_layers
+    assert_error_body(api.get("/api/v1/misuse/?project=nope&capability=flying"), 400, "project", "capability")
+
+
+def test_readers_and_read_only_tokens_may_compare_and_compose(reader, architect):
+    for client in (session_client(reader), token_client(reader), token_client(architect)):
+        assert client.post("/api/v1/compare/", {"slugs": ["hami", "volcano"]}, format="json").status_code == 200
+        assert client.post("/api/v1/stacks/compose/", {"profile": "training"}, format="json").status_code == 200
+        assert client.get("/api/v1/stacks/compatible/?with=hami&profile=training").status_code == 200

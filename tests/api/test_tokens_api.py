@@ -1,0 +1,137 @@
+"""API tokens: created from a session, read-only unless granted, roles still apply."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from django.test import Client
+from drf_spectacular.generators import SchemaGenerator
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from placement.models import ApiAccess, Project, Revision, SimulationRun, Stack
+from placement.selectors.catalog import project_document
+from tests.api.conftest import assert_error_body, session_client, token_client
+from tests.api.test_evidence_api import SCENARIO
+
+pytestmark = pytest.mark.django_db
+
+
+def kueue_proposal(promise="Governs admission through quotas.") -> dict:
+    data = copy.deepcopy(project_document(Project.objects.get(slug="kueue")).model_dump(mode="json"))
+    data["placement"]["promise"] = promise
+    return {**data, "reason": "Sharper promise"}
+
+
+def unsafe_operations() -> set[tuple[str, str]]:
+    """Every write operation in the live schema, except the POSTs that only read."""
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    read_only_posts = {"/api/v1/compare/", "/api/v1/stacks/compose/"}
+    return {
+        (method.upper(), path)
+        for path, operations in schema["paths"].items()
+        for method in operations
+        if method in ("post", "put", "patch", "delete") and path not in read_only_posts
+    }
+
+
+def valid_write_requests(new_project_data, revision_id: int) -> dict[tuple[str, str], tuple[str, dict]]:
+    return {
+        ("POST", "/api/v1/projects/"): ("/api/v1/projects/", {**new_project_data, "reason": "new"}),
+        ("POST", "/api/v1/projects/{slug}/revisions/"): ("/api/v1/projects/kueue/revisions/", kueue_proposal()),
+        ("POST", "/api/v1/revisions/{id}/accept/"): (f"/api/v1/revisions/{revision_id}/accept/", {"comment": "ok"}),
+        ("POST", "/api/v1/revisions/{id}/reject/"): (f"/api/v1/revisions/{revision_id}/reject/", {"comment": "no"}),
+        ("POST", "/api/v1/revisions/{id}/rebase/"): (f"/api/v1/revisions/{revision_id}/rebase/", {}),
+        ("POST", "/api/v1/stacks/"): ("/api/v1/stacks/", {"request": {"profile": "training"}, "rank": 1}),
+        ("POST", "/api/v1/simulations/"): ("/api/v1/simulations/", {"scenario": SCENARIO}),
+        ("POST", "/api/v1/tokens/"): ("/api/v1/tokens/", {}),
+        ("POST", "/api/v1/tokens/grants/"): ("/api/v1/tokens/grants/", {"username": "rita", "can_write": True}),
+    }
+
+
+def state() -> tuple:
+    return (
+        Project.objects.count(),
+        list(Revision.objects.order_by("pk").values_list("pk", "status")),
+        Stack.objects.count(),
+        SimulationRun.objects.count(),
+        list(ApiAccess.objects.values_list("user_id", "token_can_write")),
+        list(Token.objects.values_list("key", flat=True)),
+    )
+
+
+@pytest.mark.parametrize("granted", [False, True], ids=["read-only token", "token granted writing"])
+def test_a_reader_token_cannot_write_through_any_endpoint(reader, architect, new_project_data, granted):
+    revision_id = session_client(architect).post("/api/v1/projects/kueue/revisions/", kueue_proposal(), format="json").json()["id"]
+    client = token_client(reader, can_write=granted)
+    requests = valid_write_requests(new_project_data, revision_id)
+    assert set(requests) == unsafe_operations(), "a new write endpoint needs a case here"
+    before = state()
+    for (method, _), (url, body) in requests.items():
+        assert_error_body(client.generic(method, url, data=json.dumps(body), content_type="application/json"), 403)
+    assert state() == before
+
+
+def test_an_architect_token_without_a_grant_cannot_propose(architect):
+    body = assert_error_body(
+        token_client(architect).post("/api/v1/projects/kueue/revisions/", kueue_proposal(), format="json"), 403
+    )
+    assert "read-only" in body["detail"]
+    assert not Revision.objects.filter(author=architect).exists()
+    # reading with it is fine
+    assert token_client(architect).get("/api/v1/projects/kueue/").status_code == 200
+
+
+def test_an_architect_token_with_a_grant_proposes_but_cannot_accept_its_own_proposal(architect):
+    client = token_client(architect, can_write=True)
+    response = client.post("/api/v1/projects/kueue/revisions/", kueue_proposal(), format="json")
+    assert response.status_code == 201, response.content
+    revision_id = response.json()["id"]
+    assert_error_body(client.post(f"/api/v1/revisions/{revision_id}/accept/", {"comment": "mine"}, format="json"), 403)
+    assert Revision.objects.get(pk=revision_id).status == Revision.PROPOSED
+
+
+def test_a_session_user_creates_and_rotates_a_token_and_the_old_key_stops_working(architect):
+    client = session_client(architect)
+    first = client.post("/api/v1/tokens/")
+    assert first.status_code == 201 and first.json()["can_write"] is False and first.json()["username"] == "arch"
+    second = client.post("/api/v1/tokens/").json()
+    assert second["token"] != first.json()["token"]
+    old = APIClient()
+    old.credentials(HTTP_AUTHORIZATION=f"Token {first.json()['token']}")
+    assert_error_body(old.get("/api/v1/projects/"), 401)
+    new = APIClient()
+    new.credentials(HTTP_AUTHORIZATION=f"Token {second['token']}")
+    status = new.get("/api/v1/tokens/").json()
+    assert status == {"username": "arch", "has_token": True, "created": status["created"], "can_write": False}
+
+
+def test_a_token_cannot_mint_tokens_and_the_session_needs_its_csrf_token(architect):
+    assert_error_body(token_client(architect, can_write=True).post("/api/v1/tokens/"), 403)
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(architect)
+    assert_error_body(browser.post("/api/v1/tokens/"), 403)
+    assert not Token.objects.filter(user=architect).exclude(key=Token.objects.get(user=architect).key).exists()
+
+
+def test_reviewers_grant_writing_and_only_they_may(reviewer, architect):
+    assert_error_body(
+        session_client(architect).post("/api/v1/tokens/grants/", {"username": "arch", "can_write": True}, format="json"), 403
+    )
+    response = session_client(reviewer).post("/api/v1/tokens/grants/", {"username": "arch", "can_write": True}, format="json")
+    assert response.status_code == 200 and response.json()["granted_by"] == "rev"
+    assert ApiAccess.objects.get(user=architect).token_can_write is True
+    assert token_client(architect).post("/api/v1/projects/kueue/revisions/", kueue_proposal(), format="json").status_code == 201
+    session_client(reviewer).post("/api/v1/tokens/grants/", {"username": "arch", "can_write": False}, format="json")
+    assert_error_body(token_client(architect).post("/api/v1/projects/kueue/revisions/", kueue_proposal("x"), format="json"), 403)
+    assert_error_body(
+        session_client(reviewer).post("/api/v1/tokens/grants/", {"username": "nobody", "can_write": True}, format="json"),
+        400,
+        "username",
+    )
+
+
+def test_anonymous_writes_are_401(api):
+    assert_error_body(api.post("/api/v1/stacks/", {"request": {"profile": "training"}, "rank": 1}, format="json"), 401)
