@@ -66,6 +66,7 @@ TOP_CLUSTER = 6
 TOP_PER_UNIT = 3
 PERIPHERAL_OPTIONS = 8
 CORES_TO_FINISH = 25
+EXHAUSTIVE_LIMIT = 3000  # combinations checked one by one; above it, bounds stop the search early
 SECONDARY_ONLY = "only alongside its primary role"  # valid cores (best first) that get their optional slots filled
 
 
@@ -312,6 +313,12 @@ def _acceptable_units(ctx: Context, spec: PoolSpec) -> list[ResourceUnit]:
     ]
 
 
+def _best(ctx: Context, ranked: list[str], keep: set) -> list[str]:
+    """The first TOP_POOL_OPTIONS of a ranked list, plus required projects and those in `keep`."""
+    head = ranked[:TOP_POOL_OPTIONS]
+    return head + [s for s in ranked[TOP_POOL_OPTIONS:] if s in keep or s in ctx.required]
+
+
 def _pool_options(ctx: Context, spec: PoolSpec, companions: set[str]) -> list[PoolOption]:
     graph, rules = ctx.graph, ctx.graph.rules
     primary_only = rules.slot[SlotName.DATA_PLANE_UNIT].unit_must_be_primary
@@ -349,6 +356,11 @@ def _pool_options(ctx: Context, spec: PoolSpec, companions: set[str]) -> list[Po
             ]
         else:
             planes = [None]
+        # keep the most promising few of each before pairing them (large catalogs)
+        native_of = {h: rules.native_handoff.points if ctx.facts(h).primary_unit == unit else 0.0 for h in handoffs}
+        handoffs = _best(ctx, sorted(handoffs, key=lambda h: (-(native_of[h] + _local(ctx, h)), h)), keep=set(planes))
+        if planes != [None]:
+            planes = _best(ctx, sorted(planes, key=lambda d: (-_local(ctx, d), d)), keep=set(handoffs))
         base = _unit_score(ctx, unit)
         for dp in planes:
             for h in handoffs:
@@ -613,21 +625,60 @@ def _fill_peripherals(ctx: Context, cand: Candidate, peripheral: dict[SlotName, 
     project eligible for the slot is always placed. None if a required one cannot be placed."""
     for slot in PERIPHERAL:
         forced = [s for s in ctx.required if s in peripheral[slot] and s not in cand.slot_members()]
-        best, best_key = None, None
+        ranked = []
         for slug in forced or peripheral[slot]:
-            trial = cand.with_slot(slot, slug)
-            if _evaluate(ctx, trial, contracts=False):
+            gain = _peripheral_gain(ctx, cand, slot, slug)
+            if gain is None:
                 continue
-            trial.contracts = cand.contracts
             free = slug in cand.members or any(slug in ctx.facts(m).bundles_all for m in cand.members)
-            key = (round(trial.score - cand.score, 6), free, _slot_fit(ctx, slot, slug))
-            if best_key is None or key > best_key:
-                best, best_key = trial, key
-        if forced and best is None:
+            ranked.append(((round(gain, 6), free, _slot_fit(ctx, slot, slug)), slug))
+        ranked.sort(key=lambda item: item[0], reverse=True)
+        placed = False
+        for key, slug in ranked:  # best first; the exact check confirms it
+            if not (forced or key[0] > 0 or (key[0] == 0 and key[1])):
+                break
+            trial = cand.with_slot(slot, slug)
+            if _evaluate(ctx, trial, contracts=False) is None:
+                trial.contracts = cand.contracts
+                cand, placed = trial, True
+                break
+        if forced and not placed:
             return None
-        if best is not None and (forced or best_key[0] > 0 or (best_key[0] == 0 and best_key[1])):
-            cand = best
     return cand
+
+
+def _peripheral_gain(ctx: Context, cand: Candidate, slot: SlotName, slug: str) -> float | None:
+    """Score change of adding `slug` to an optional slot, from sets (None if it cannot join)."""
+    f = ctx.facts(slug)
+    members = set(cand.members)
+    if slug not in ctx.graph.slot_primary[slot] and slug not in members:
+        return None  # acts on this slot's layer only alongside its primary role
+    new = {slug} | {r for r in f.requires_all if r not in ctx.baseline} - members
+    if new & ctx.excluded:
+        return None
+    for n in new:
+        if ctx.facts(n).conflicts & (members | new):
+            return None
+    gain = 0.0
+    for n in new:
+        for cap in ctx.facts(n).capabilities:
+            if cap not in cand.covered and cap in ctx.cap_weight:
+                gain += ctx.cap_weight[cap]
+    everyone = members | new
+    bundled = set()
+    for m in everyone:
+        bundled |= ctx.facts(m).bundles_all
+    cost = ctx.graph.rules.component_cost.points
+    charged_after = sum(1 for m in everyone if _costs_component(ctx, m) and m not in bundled)
+    gain += cost * (charged_after - len(cand.charged))
+    # capabilities are counted once, so duplicates among `new` are removed by re-counting
+    if len(new) > 1:
+        caps = set()
+        for n in new:
+            caps |= ctx.facts(n).capabilities
+        gain_caps = sum(ctx.cap_weight[c] for c in caps if c not in cand.covered and c in ctx.cap_weight)
+        gain = gain_caps + cost * (charged_after - len(cand.charged))
+    return gain
 
 
 def _unmet_demands(ctx: Context, cand: Candidate) -> str | None:
@@ -1019,23 +1070,60 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
              for o in options}
             for options in pool_options
         ]
-        scored: list[tuple[float, int, str, str, tuple[PoolOption, ...]]] = []
+        wanted = max(CORES_TO_FINISH, request.limit * 3) * 2
+        # Required projects that no optional slot can take must be in the core.
+        core_required = {s for s in ctx.required if not any(s in cluster[slot] for slot in PERIPHERAL)}
+        # Upper bounds let large searches stop early: a part cannot score more than its base plus
+        # every positive capability it brings, minus components nothing in the stack could ship.
+        positive = {c: w for c, w in ctx.cap_weight.items() if w > 0}
+        cost = graph.rules.component_cost.points
+        all_pool_bundles = frozenset().union(*(p.bundled for parts in pool_parts for p in parts.values()))
+        all_cluster_bundles = frozenset().union(*(c.bundled for _, _, c in cluster_parts))
+
+        def bound(base: float, caps, costed, bundled) -> float:
+            return base + sum(positive.get(c, 0.0) for c in caps) + cost * len(costed - bundled)
+
+        ranked_cluster = sorted(
+            ((bound(c.base, c.caps, c.costed, c.bundled | all_pool_bundles), sched, adm, c) for sched, adm, c in cluster_parts),
+            key=lambda item: -item[0],
+        )
+        pool_combos = []
         for pools in itertools.product(*pool_options):
             parts = tuple(pool_parts[i][o] for i, o in enumerate(pools))
+            caps = frozenset().union(*(p.caps for p in parts))
+            costed = frozenset().union(*(p.costed for p in parts))
+            bundled = frozenset().union(*(p.bundled for p in parts)) | all_cluster_bundles
+            pool_combos.append((bound(sum(p.base for p in parts), caps, costed, bundled), pools, parts))
+        pool_combos.sort(key=lambda item: -item[0])
+        exhaustive = len(pool_combos) * len(ranked_cluster) <= EXHAUSTIVE_LIMIT
+        top_cluster_bound = ranked_cluster[0][0] if ranked_cluster else 0.0
+        heap: list[tuple[float, int, str, str, tuple[PoolOption, ...]]] = []
+        for pool_bound, pools, parts in pool_combos:
+            if not exhaustive and len(heap) >= wanted and pool_bound + top_cluster_bound < heap[0][0]:
+                break
             broken = next((p.error for p in parts if p.error), None)
-            for sched, adm, cpart in cluster_parts:
+            members = frozenset().union(*(p.members for p in parts))
+            for cluster_bound, sched, adm, cpart in ranked_cluster:
+                if not exhaustive and len(heap) >= wanted and pool_bound + cluster_bound < heap[0][0]:
+                    break
                 checked += 1
                 error = broken or cpart.error
                 if error:
                     excluded[error] += 1
+                    continue
+                if not core_required <= (members | cpart.members):
                     continue
                 score, reason = _combine(ctx, cpart, sched, adm, parts, pools)
                 if score is None:
                     if reason:
                         excluded[reason] += 1
                     continue
-                scored.append((score, -checked, sched, adm, pools))
-        best = heapq.nlargest(max(CORES_TO_FINISH, request.limit * 3) * 2, scored)
+                item = (score, -checked, sched, adm, pools)
+                if len(heap) < wanted:
+                    heapq.heappush(heap, item)
+                elif item > heap[0]:
+                    heapq.heapreplace(heap, item)
+        best = sorted(heap, reverse=True)
         cores: list[Candidate] = []
         for _score_fast, _n, sched, adm, pools in best:
             cand = Candidate(cluster={SlotName.ADMISSION_QUOTA: adm, SlotName.SCHEDULING_POLICY: sched}, pools=pools)

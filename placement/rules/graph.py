@@ -387,6 +387,11 @@ def build_graph(
     rules = rules or builtin_rules()
     documents = list(documents)
     if version is None:
+        # the very same document objects as a cached graph: skip hashing (documents are not mutated)
+        with _LOCK:
+            for graph in reversed(_CACHE.values()):
+                if graph.vocabulary is vocabulary and graph.rules is rules and _same_objects(graph, documents):
+                    return graph
         version = catalog_fingerprint(documents)
         key: tuple = (version, _vocabulary_fingerprint(vocabulary), rules.fingerprint)
     else:
@@ -403,6 +408,17 @@ def build_graph(
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return built
+
+
+def _same_objects(graph: CatalogGraph, documents: list[ProjectDocument]) -> bool:
+    if len(documents) != len(graph.projects):
+        return False
+    projects = graph.projects
+    for doc in documents:
+        facts = projects.get(doc.slug)
+        if facts is None or facts.doc is not doc:
+            return False
+    return True
 
 
 def clear_graph_cache() -> None:
