@@ -116,6 +116,7 @@ class Context:
     why_not: dict[tuple[SlotName, str], str] = field(default_factory=dict)
     _local: dict[str, float] = field(default_factory=dict)
     _costs: dict[str, bool] = field(default_factory=dict)
+    cap_slot: dict[str, SlotName] = field(default_factory=dict)  # capability -> slot of its owning layer
 
     def reject(self, slot: SlotName, slug: str, reason: str) -> None:
         self.why_not.setdefault((slot, slug), reason)
@@ -229,7 +230,18 @@ def _resolve(graph: CatalogGraph, request: ComposeRequest) -> Context:
         required=tuple(c.require),
         baseline=frozenset(rules.cluster_baseline) - excluded,
         notes=notes,
+        cap_slot=_capability_slots(graph),
     )
+
+
+def _capability_slots(graph: CatalogGraph) -> dict[str, SlotName]:
+    slots: dict[str, SlotName] = {}
+    for cap in graph.vocabulary.capabilities:
+        for rule in graph.rules.slots:
+            if rule.map == cap.owner_map and set(rule.layers) & set(cap.owner_layers):
+                slots[cap.slug] = rule.slot
+                break
+    return slots
 
 
 # --- candidates -----------------------------------------------------------------------------------
@@ -528,9 +540,13 @@ def _evaluate(ctx: Context, cand: Candidate, contracts: bool = True) -> str | No
         score += ctx.profile.default_scheduler_points.points
     covered: dict[str, tuple[SlotName | None, str]] = {}
     assigned = cand.assignments()
+    owner_slot = ctx.cap_slot
     for slot, _pool, slug in assigned:
         for cap in ctx.facts(slug).capabilities:
-            covered.setdefault(cap, (slot, slug))
+            # credit a capability to the slot that owns it when its filler provides it (Volcano's gang
+            # scheduling counts for scheduling_policy, not for the workload unit it also fills)
+            if cap not in covered or (slot == owner_slot.get(cap) and covered[cap][0] != slot):
+                covered[cap] = (slot, slug)
     for slug in cand.supporting:
         for cap in ctx.facts(slug).capabilities:
             covered.setdefault(cap, (None, slug))
@@ -912,8 +928,14 @@ def _why_rank(ctx: Context, cand: Candidate, rank: int, above: Candidate | None)
     text = f"{gap:g} point{'s' if gap != 1 else ''} below #{rank - 1} ({cand.score:g} vs {above.score:g})"
     if parts:
         text += ": " + ", ".join(parts)
-    elif gap == 0:
-        text += ": same score, ranked after it because it has more components or sorts later by name"
+    if gap == 0:
+        if len(cand.charged) != len(above.charged):
+            text += f"; same score with {len(cand.charged)} components to run instead of {len(above.charged)}"
+        elif len(cand.members) != len(above.members):
+            extra = sorted(set(cand.members) - set(above.members))
+            text += f"; same score with more projects in the stack ({', '.join(extra) or len(cand.members)})"
+        else:
+            text += "; same score and size, ordered by name"
     return text + "."
 
 

@@ -169,7 +169,7 @@ class Slo(_Model):
 
 class Pool(_Model):
     gpu_model: str = Field("A100-80GB", min_length=1, max_length=40, description="GPU model, e.g. A100-80GB, H100-80GB, L40S.")
-    gpu_count: int = Field(8, ge=1, le=100000)
+    gpu_count: int = Field(8, ge=1, le=100000, description="GPUs in the pool; a mixed profile splits them into pools.")
     mig_capable: bool | None = Field(None, description="Unset: taken from the GPU model table (fixtures/rules/units.yaml).")
 
 
