@@ -121,9 +121,12 @@ ATLAS_RUN_HEARTBEAT_TIMEOUT = int(os.environ.get("ATLAS_RUN_HEARTBEAT_TIMEOUT", 
 ATLAS_RUN_MAX_ATTEMPTS = int(os.environ.get("ATLAS_RUN_MAX_ATTEMPTS", "2"))
 
 # Celery: eager in-process unless a broker is configured.
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
-CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", CELERY_BROKER_URL or None)
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+_BROKER_FROM_ENV = os.environ.get("CELERY_BROKER_URL", "")
+# Eager apply_async still opens a producer, so the embedded default uses the in-memory transport
+# rather than Celery's default AMQP URL (which would try the network).
+CELERY_BROKER_URL = _BROKER_FROM_ENV or "memory://"
+CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", _BROKER_FROM_ENV or None)
+CELERY_TASK_ALWAYS_EAGER = not _BROKER_FROM_ENV
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

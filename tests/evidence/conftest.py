@@ -85,11 +85,17 @@ def celery_broker(transactional_db, ensure_catalog):
     redis.Redis.from_url(BROKER).flushdb()
     saved = {k: app.conf[k] for k in ("broker_url", "result_backend", "task_always_eager")}
     app.conf.update(broker_url=BROKER, result_backend=BROKER, task_always_eager=False)
-    app.pool.force_close_all() if app._pool else None
-    app._pool = None
+    _reset_connections(app)
     yield app
     app.conf.update(saved)
-    app._pool = None
+    _reset_connections(app)
+
+
+def _reset_connections(app) -> None:
+    """Eager apply_async still opens a producer on the configured (default) broker; drop the
+    pools so the next send connects to the broker configured now."""
+    app._pool = None  # kombu keeps pools per connection URL; only our references are dropped
+    app.amqp._producer_pool = None
 
 
 @pytest.fixture
