@@ -31,9 +31,10 @@ Public API
     where it does; impossible requests return ``feasible=False`` with ``failures`` naming the slot
     that cannot be filled and why. Body of POST /api/v1/stacks/compose/.
 
-``compatible(graph, with_slug, profile) -> CompatibleResult``
-    Stacks containing a project and the projects that fit next to it, for a profile's default
-    SLO. Body of GET /api/v1/stacks/compatible/?with=<slug>&profile=<profile>.
+``compatible(graph, with_slug, profile, *, slo=None, pool=None) -> CompatibleResult``
+    Stacks containing a project and the projects that fit next to it (and those that conflict),
+    for a profile's default SLO unless one is given. Body of
+    GET /api/v1/stacks/compatible/?with=<slug>&profile=<profile>.
 
 Errors
 ------
@@ -48,7 +49,19 @@ Example
 >>> compare(graph, ["hami", "volcano"]).pairs[0].verdict                 # doctest: +SKIP
 <Verdict.CROSS_LAYER: 'cross_layer'>
 >>> compose(graph, ComposeRequest(profile="training")).stacks[0].title  # doctest: +SKIP
-'MIG + Volcano'
+'NVIDIA Multi-Instance GPU (MIG) + Volcano'
+
+Rules data (fixtures/rules/, read by ``placement.rules.data``)
+----------------------------------------------------------
+capabilities.yaml  capability -> owning map/layer/plane (also the catalog vocabulary)
+units.yaml         per resource unit: isolation level, memory/compute/fault isolation, MIG need,
+                   granularity, reconfiguration; GPU models and whether they are MIG-capable
+comparison.yaml    verdicts with their valid axes, the axes' questions, the three contract points
+composition.yaml   stack slots (layer, kind, capability, contract role), cluster baseline, default
+                   scheduler, component cost, native-handoff bonus, excluded capabilities (VM
+                   handoffs), SLO isolation -> accepted unit levels, SLO goal and tenancy points
+profiles.yaml      workload profiles: default SLO, pools (by isolation level), required
+                   capabilities, unit and capability points with their reasons, default-scheduler points
 """
 
 from placement.rules.compare import compare

@@ -66,6 +66,7 @@ TOP_CLUSTER = 6
 TOP_PER_UNIT = 3
 PERIPHERAL_OPTIONS = 8
 CORES_TO_FINISH = 25
+REQUIRED_FIRST = 1000.0  # ranks optional-slot candidates that supply a required capability first
 EXHAUSTIVE_LIMIT = 3000  # combinations checked one by one; above it, bounds stop the search early
 SECONDARY_ONLY = "only alongside its primary role"  # valid cores (best first) that get their optional slots filled
 
@@ -117,6 +118,10 @@ class Context:
     _local: dict[str, float] = field(default_factory=dict)
     _costs: dict[str, bool] = field(default_factory=dict)
     cap_slot: dict[str, SlotName] = field(default_factory=dict)  # capability -> slot of its owning layer
+
+    @property
+    def required_cap_set(self) -> set[str]:
+        return {cap for cap, _ in self.required_caps}
 
     def reject(self, slot: SlotName, slug: str, reason: str) -> None:
         self.why_not.setdefault((slot, slug), reason)
@@ -680,6 +685,8 @@ def _peripheral_gain(ctx: Context, cand: Candidate, slot: SlotName, slug: str) -
         for cap in ctx.facts(n).capabilities:
             if cap not in cand.covered and cap in ctx.cap_weight:
                 gain += ctx.cap_weight[cap]
+            if cap not in cand.covered and cap in ctx.required_cap_set:
+                gain += REQUIRED_FIRST  # choosing only: a required capability beats any preference
     everyone = members | new
     bundled = set()
     for m in everyone:
@@ -693,6 +700,7 @@ def _peripheral_gain(ctx: Context, cand: Candidate, slot: SlotName, slug: str) -
         for n in new:
             caps |= ctx.facts(n).capabilities
         gain_caps = sum(ctx.cap_weight[c] for c in caps if c not in cand.covered and c in ctx.cap_weight)
+        gain_caps += REQUIRED_FIRST * len({c for c in caps if c not in cand.covered and c in ctx.required_cap_set})
         gain = gain_caps + cost * (charged_after - len(cand.charged))
     return gain
 
@@ -1232,8 +1240,10 @@ def _pair_reason(graph: CatalogGraph, w: ProjectFacts, w_slots: list[SlotName], 
     return f"{graph.rules.slot[slot].name}: no contract point between them to break; they do not conflict."
 
 
-def compatible(graph: CatalogGraph, with_slug: str, profile: str) -> CompatibleResult:
-    """Stacks and projects that work together with `with_slug` for a workload profile."""
+def compatible(graph: CatalogGraph, with_slug: str, profile: str, *, slo: Slo | None = None,
+               pool: Pool | None = None) -> CompatibleResult:
+    """Stacks and projects that work together with `with_slug` for a workload profile (its default
+    SLO and a default pool unless given)."""
     errors: dict[str, list[str]] = {}
     if with_slug not in graph.projects:
         errors["with"] = [graph.unknown_slug_message(with_slug)]
@@ -1243,7 +1253,8 @@ def compatible(graph: CatalogGraph, with_slug: str, profile: str) -> CompatibleR
         raise RulesInputError(errors)
     w = graph.projects[with_slug]
     w_slots = graph.slots_of(with_slug)
-    result = compose(graph, ComposeRequest(profile=profile, constraints=Constraints(require=[with_slug]), limit=5))
+    result = compose(graph, ComposeRequest(profile=profile, slo=slo, pool=pool or Pool(),
+                                           constraints=Constraints(require=[with_slug]), limit=5))
 
     compatible_projects: list[CompatibleProject] = []
     incompatible: list = [

@@ -43,9 +43,10 @@ def make_document(
 ) -> ProjectDocument:
     """A valid catalog document; `roles` maps a contract point (advertise/bind/allocate) to units."""
     plane = plane or CONTROL_TO_PLANE[layer]
-    misuses = misuses or {"per-team-quota": "Expect it to enforce team quotas"} if layer != "L1" else misuses or {
-        "hardware-partitioning": "Expect it to split a GPU"
-    }
+    if not misuses:
+        misuses = {"hardware-partitioning": "Expect it to split a GPU"} if layer == "L1" else {
+            "per-team-quota": "Expect it to enforce team quotas"
+        }
     data = {
         "slug": slug,
         "name": name or slug.replace("-", " ").title(),

@@ -258,3 +258,18 @@ def test_a_raw_request_body_is_validated_into_field_errors(graph):
     assert {"pool.gpu_count", "slo.isolation"} <= set(exc.value.errors)
     result = compose(graph, {"profile": "training", "slo": {"isolation": "hard"}, "limit": 2})
     assert result.feasible and len(result.stacks) == 2
+
+
+def test_a_required_capability_only_an_optional_slot_offers_is_placed(catalog_documents, tmp_path):
+    for path in RULES_DIR.glob("*.yaml"):
+        shutil.copy(path, tmp_path / path.name)
+    profiles = yaml.safe_load((tmp_path / "profiles.yaml").read_text())
+    inference = next(p for p in profiles["profiles"] if p["profile"] == "online_inference")
+    inference["required_capabilities"] = [{"capability": "workload-definition", "why": "Serving groups are declared as one unit."}]
+    (tmp_path / "profiles.yaml").write_text(yaml.safe_dump(profiles))
+    graph = build_graph(catalog_documents, rules=read_rules(tmp_path))
+    result = compose(graph, ComposeRequest(profile="online_inference"))
+    assert result.feasible
+    for stack in result.stacks:
+        assert "workload-definition" in stack.capabilities
+        assert _slot(stack, SlotName.WORKLOAD_UNIT) is not None
