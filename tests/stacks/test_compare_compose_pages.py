@@ -1,0 +1,79 @@
+"""Compare and compose pages: verdicts update in place, ranked stacks with contract checks, a
+saved stack gets its own page."""
+
+import html
+import json
+import re
+
+import pytest
+
+from placement.models import Stack
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def test_compare_page_explains_a_cross_layer_pair_and_names_the_contract(client):
+    page = client.get("/compare/?slugs=hami&slugs=volcano").content.decode()
+    assert "<title>Compare projects" in page
+    assert "cross" in page.lower() and "Contract:" in page
+
+
+def test_compare_verdicts_update_in_place_as_an_htmx_fragment(client):
+    fragment = client.get("/compare/?slugs=time-slicing&slugs=cuda-mps", **HTMX).content.decode()
+    assert "<html" not in fragment and fragment.strip().startswith('<section id="compare-result"')
+    assert "verdict" in fragment
+
+
+def test_compare_with_an_unknown_project_names_the_field(client):
+    page = client.get("/compare/?slugs=hami&slugs=not-a-project").content.decode()
+    assert "slugs" in page and "not-a-project" in page
+
+
+def compose_url(**params) -> str:
+    base = {"profile": "online_inference", "goal": "latency_sensitive", "gpu_model": "A100-80GB", "gpu_count": "32"}
+    base.update(params)
+    return "/compose/?" + "&".join(f"{k}={v}" for k, v in base.items())
+
+
+def test_compose_ranks_stacks_with_contract_checks(client):
+    page = client.get(compose_url()).content.decode()
+    assert "#1 " in page and "Contract checks" in page
+    assert "✔ advertise" in page and "✔ bind" in page and "✔ allocate" in page
+
+
+def test_impossible_constraints_say_why_no_stack_exists(client):
+    page = client.get(compose_url(profile="training", isolation="hard", goal="throughput_first", require="time-slicing")).content.decode()
+    assert "No stack satisfies these constraints" in page
+    assert "time-slicing is required but cannot take part" in page
+
+
+def test_saving_a_composed_stack_gives_it_a_page(client, architect):
+    client.force_login(architect)
+    page = client.get(compose_url()).content.decode()
+    request_json = html.unescape(re.search(r'name="request" value="([^"]+)"', page).group(1))
+    response = client.post("/stacks/save/", {"request": request_json, "rank": "1", "name": "Inference stack"})
+    assert response.status_code == 302
+    stack = Stack.objects.get(name="Inference stack")
+    assert stack.profile == "online_inference"
+    assert json.loads(request_json)["profile"] == "online_inference"
+    detail = client.get(f"/stacks/{stack.pk}/").content.decode()
+    assert "Inference stack" in detail and "Contract checks" in detail and "Run simulation" in detail
+    assert "Inference stack" in client.get("/stacks/").content.decode()
+
+
+def test_a_reader_cannot_save_a_stack(client, reader):
+    client.force_login(reader)
+    response = client.post("/stacks/save/", {"request": json.dumps({"profile": "training"}), "rank": "1"})
+    assert response.status_code == 403
+    assert not Stack.objects.exists()
+
+
+def test_saving_garbage_is_refused_with_a_message_not_a_500(client, architect):
+    client.force_login(architect)
+    response = client.post("/stacks/save/", {"request": "{not json", "rank": "x"}, follow=True)
+    assert response.status_code == 200
+    assert "not understood" in response.content.decode()
+    response = client.post("/stacks/save/", {"request": json.dumps({"profile": "quantum"}), "rank": "1"}, follow=True)
+    assert "profile" in response.content.decode()
+    assert not Stack.objects.exists()
