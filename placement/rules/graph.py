@@ -30,12 +30,11 @@ import networkx as nx
 
 from placement.rules.data import RulesData, SlotName, SlotRule, builtin_rules
 from placement.rules.errors import RulesInputError
-from placement.rules.models import LayerRef, ProjectRef
+from placement.rules.models import GraphStep, LayerRef, ProjectRef
 from placement.schemas import (
     CatalogVocabulary,
     ContractPoint,
     Kind,
-    Misuse,
     ProjectDocument,
     ResourceUnit,
     builtin_vocabulary,
@@ -170,9 +169,6 @@ class CatalogGraph:
 
     def slots_of(self, slug: str) -> list[SlotName]:
         return [slot for slot in SlotName if self.eligible(slug, slot)]
-
-    def is_baseline(self, slug: str) -> bool:
-        return slug in self.rules.cluster_baseline
 
     def stats(self) -> dict[str, int]:
         kinds: dict[str, int] = {}
@@ -426,10 +422,9 @@ def clear_graph_cache() -> None:
         _CACHE.clear()
 
 
-def composition_path(graph: CatalogGraph, a: str, b: str):
-    """Shortest path between two projects over composition edges, as (source, relation, target, forward)."""
-    from placement.rules.models import GraphStep
-
+def composition_path(graph: CatalogGraph, a: str, b: str) -> list[GraphStep]:
+    """Shortest path between two projects over composition edges (advertises, binds, allocates,
+    depends_on, bundles), as graph steps; empty if they do not meet."""
     start, end = project_node(a), project_node(b)
     if start not in graph.composition or end not in graph.composition:
         return []
@@ -444,6 +439,3 @@ def composition_path(graph: CatalogGraph, a: str, b: str):
         steps.append(GraphStep(source=u, relation=data["relation"], target=v, forward=forward))
     return steps
 
-
-def misuse_of(facts: ProjectFacts, capability: str) -> Misuse | None:
-    return facts.misuses.get(capability)
