@@ -1,7 +1,8 @@
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from placement.api import catalog, evidence, review, rules, tokens
+from placement.api.docs import OfflineRedocView
 from placement.api.errors import api_not_found
 from placement.api.root import ApiRoot
 
@@ -44,7 +45,7 @@ v1 = [
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path("redoc/", OfflineRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("v1/", include(v1)),
     # Anything else under /api/ is a 404 in the API's error format (see api_not_found).
     re_path(r"^.*$", api_not_found),

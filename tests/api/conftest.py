@@ -24,6 +24,12 @@ def session_client(user, *, csrf: bool = False) -> APIClient:
     return client
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Users are made per test; PBKDF2 at full strength would spend most of the suite hashing."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def api(db) -> APIClient:
     return APIClient()
