@@ -1,0 +1,166 @@
+"""The three user journeys in headless Chromium, through the pages a person uses.
+
+1. An architect proposes a project with a mistake, fixes it inline and submits; a reviewer
+   accepts it from the review queue and finds it on the map.
+2. An architect composes a latency-sensitive inference stack, saves it, runs its simulation on a
+   real Celery worker (Redis broker) and watches the progress bar move until the charts appear.
+3. A review board member opens the map filtered by resource unit from a URL and opens a project
+   from the accessible list and by clicking its plotly point.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from placement.forms import ProjectForm
+from placement.models import Project, Revision, SimulationRun
+from placement.schemas import ProjectDocument
+from tests.browser.conftest import click_map_point, login, logout, wait_for_map
+from tests.conftest import make_user
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def fill_project_form(page, values: dict) -> None:
+    """Fill the create form field by field the way a person would: text, selects, checkboxes."""
+    for name, value in values.items():
+        if isinstance(value, list):
+            for item in value:
+                page.locator(f'[name="{name}"][value="{item}"]').check()
+            continue
+        field = page.locator(f"#id_{name}")
+        if field.evaluate("el => el.tagName") == "SELECT":
+            field.select_option(value)
+        else:
+            field.fill(value)
+
+
+def test_architect_proposes_with_a_mistake_fixes_it_and_a_reviewer_accepts_it_onto_the_map(page, new_project_data):
+    make_user("arch", "architect")
+    make_user("rev", "reviewer")
+    data = copy.deepcopy(new_project_data)
+    data.update(slug="browser-queue", name="Browser Queue")
+    values = ProjectForm.initial_from(ProjectDocument.model_validate(data))
+    good_sources = values["sources"]
+    values["sources"] = "Browser Queue docs | not-a-url | V"  # the mistake
+    values["reason"] = "Adding the queue our inference platform uses"
+
+    login(page, "arch")
+    page.goto("/projects/new/")
+    expect(page).to_have_title(re.compile("New project"))
+    fill_project_form(page, values)
+    page.get_by_role("button", name="Submit for review").click()
+
+    # The error is shown inline, next to the field that holds it; nothing was saved.
+    sources = page.locator("#field-sources")
+    expect(sources.get_by_role("alert")).to_contain_text("line 1: url")
+    expect(sources.locator("textarea")).to_have_value(values["sources"])
+    expect(page.locator(".errors[role=alert]").first).to_contain_text("Please correct the fields")
+    assert not Project.objects.filter(slug="browser-queue").exists()
+
+    sources.locator("textarea").fill(good_sources)
+    page.get_by_role("button", name="Submit for review").click()
+    page.wait_for_url("**/projects/browser-queue/")
+    expect(page.locator(".messages")).to_contain_text("was proposed")
+    logout(page)
+
+    # The reviewer sees it waiting (also on the map's pending-review list), opens it and accepts.
+    login(page, "rev")
+    page.goto("/map/list/?view=control-plane&pending=1")
+    expect(page.locator("#map-list li", has_text="Browser Queue")).to_contain_text("new, pending review")
+    page.goto("/review/")
+    page.get_by_role("link", name="Browser Queue").click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Proposal for Browser Queue")
+    page.get_by_label("Comment (optional)").fill("Placement checked against the sources.")
+    page.get_by_role("button", name="Accept").click()
+    expect(page.locator(".badge.accepted")).to_be_visible()
+    assert Revision.objects.get(project__slug="browser-queue").status == Revision.ACCEPTED
+
+    # On the map: accepted projects only, so it is there now, and it opens from its point.
+    page.goto("/map/?view=control-plane")
+    wait_for_map(page)
+    expect(page.locator("#layer-map-figure text", has_text="Browser Queue")).to_have_count(1)
+    click_map_point(page, "browser-queue")
+    page.wait_for_url("**/projects/browser-queue/")
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Browser Queue")
+
+
+def test_architect_composes_saves_and_simulates_a_latency_sensitive_inference_stack(page, worker_factory):
+    make_user("arch", "architect")
+    login(page, "arch")
+    page.goto("/compose/")
+    page.get_by_label("Workload profile").select_option("online_inference")
+    page.get_by_label("Goal").select_option(label="latency-sensitive")
+    page.get_by_role("button", name="Compose").click()
+    page.wait_for_url(re.compile(r"profile=online_inference.*goal=latency_sensitive"))  # htmx pushed the URL
+    first = page.locator("#compose-result .stack-card").first
+    expect(first.locator(".ok").first).to_be_visible()  # contract checks hold
+    first.get_by_role("button", name="Save stack #1").click()
+    page.wait_for_url(re.compile(r"/stacks/\d+/$"))
+    expect(page.locator(".messages")).to_contain_text("Saved stack")
+
+    # A built-in scenario, the first one offered; no worker yet, so the run waits in the queue.
+    scenario = page.get_by_label("Built-in scenario")
+    options = scenario.locator("option")
+    assert options.count() > 0, "no built-in scenario to run (fixtures/scenarios/ is empty)"
+    scenario.select_option(index=0)
+    page.get_by_role("button", name="Run simulation").click()
+    page.wait_for_url(re.compile(r"/runs/\d+/$"))
+    progress = page.locator("#run-progress [role=progressbar]")
+    status = page.locator("#run-progress [data-status]")
+    expect(progress).to_be_visible()
+    expect(status).to_have_attribute("data-status", "queued")
+    run = SimulationRun.objects.get()
+    assert run.task_id, "the run went to the broker (not executed eagerly in the request)"
+
+    # The worker picks it up; the page polls every second: watch the bar until the charts arrive.
+    worker_factory("browser")
+    seen: list[tuple[str, int]] = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not page.locator(".chart.js-plotly-plot").count():
+        try:
+            current = (status.get_attribute("data-status", timeout=1000), int(progress.get_attribute("aria-valuenow", timeout=1000)))
+        except Exception:
+            current = None  # the page is reloading (HX-Refresh when the run finished)
+        if current and (not seen or seen[-1] != current):
+            seen.append(current)
+        page.wait_for_timeout(100)
+    expect(page.locator(".chart.js-plotly-plot").first).to_be_visible()
+    expect(status).to_have_attribute("data-status", "succeeded")
+    expect(progress).to_have_attribute("aria-valuenow", "100")
+    statuses = [s for s, _ in seen]
+    assert statuses[0] == "queued" and "succeeded" in statuses or page.locator(".chart").count(), seen
+    assert len({v for _, v in seen}) >= 2 or len(seen) >= 2, f"the progress bar never moved: {seen}"
+    print(f"progress observed: {seen}")
+    assert SimulationRun.objects.get().status == SimulationRun.SUCCEEDED
+
+
+def test_review_board_member_opens_the_map_filtered_by_unit_and_opens_a_project(page):
+    make_user("board", "reader")
+    login(page, "board")
+    page.goto("/map/?view=control-plane&unit=mig_instance")
+    wait_for_map(page)
+    expect(page.get_by_role("combobox", name="Resource unit")).to_have_value("mig_instance")
+    expect(page.locator("#map-description")).to_contain_text("resource unit MIG instance")
+    names = page.locator("#layer-map-figure .scatterlayer text")
+    expect(names.filter(has_text="Kueue")).to_have_count(1)  # Kueue can queue MIG instances
+    expect(names.filter(has_text="NVIDIA vGPU")).to_have_count(0)
+
+    # Keyboard / screen-reader route: the list with the same filters is one click away.
+    page.get_by_role("link", name="Show as an accessible list").click()
+    page.wait_for_url("**/map/list/?view=control-plane&unit=mig_instance")
+    page.get_by_role("link", name="NVIDIA Multi-Instance GPU (MIG)", exact=True).first.click()
+    page.wait_for_url("**/projects/mig/")
+    expect(page).to_have_title(re.compile("Multi-Instance"))
+
+    # Pointer route: back to the map, click the plotly point.
+    page.go_back()
+    page.get_by_role("link", name="Show as interactive map").click()
+    wait_for_map(page)
+    click_map_point(page, "mig")
+    page.wait_for_url("**/projects/mig/")
