@@ -96,9 +96,8 @@ def wait_for_map(page, selector: str = "#layer-map-figure") -> None:
     page.wait_for_selector(f"{selector}.js-plotly-plot[data-rendered=true]")
 
 
-def click_map_point(page, slug: str, selector: str = "#layer-map-figure") -> None:
-    """Click the primary marker of `slug` where plotly drew it (hover first: plotly picks the
-    point under the pointer on mousemove, then fires plotly_click on the click)."""
+def map_point(page, slug: str, selector: str = "#layer-map-figure") -> dict:
+    """Viewport coordinates of the primary marker of `slug` where plotly drew it (scrolled into view)."""
     box = page.evaluate(
         """([selector, slug]) => {
             const gd = document.querySelector(selector);
@@ -116,8 +115,22 @@ def click_map_point(page, slug: str, selector: str = "#layer-map-figure") -> Non
         [selector, slug],
     )
     assert box is not None, f"{slug} is not on the map"
+    return box
+
+
+def hover_map_point(page, slug: str, selector: str = "#layer-map-figure"):
+    """Move the pointer onto the point; returns the hover label plotly shows for it."""
+    box = map_point(page, slug, selector)
     page.mouse.move(box["x"] - 30, box["y"])
     page.mouse.move(box["x"], box["y"], steps=3)
-    # plotly computes hover data asynchronously; a click before it is there is not a point click.
-    page.locator(f"{selector} .hoverlayer .hovertext").first.wait_for(state="visible")
+    label = page.locator(f"{selector} .hoverlayer .hovertext").first
+    label.wait_for(state="visible")
+    return label
+
+
+def click_map_point(page, slug: str, selector: str = "#layer-map-figure") -> None:
+    """Click the point the way a person does: plotly picks the point under the pointer on
+    mousemove (asynchronously), then fires plotly_click on the click."""
+    hover_map_point(page, slug, selector)
+    box = map_point(page, slug, selector)
     page.mouse.click(box["x"], box["y"])

@@ -1,0 +1,149 @@
+"""The interactive layer map in a real browser: views, htmx filters kept in the URL, hover, a stack
+laid over the map with its contract edges, and the embeddable views inside an iframe."""
+
+from __future__ import annotations
+
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from playwright.sync_api import expect
+
+from placement.services import rules as rules_services
+from tests.browser.conftest import hover_map_point, wait_for_map
+from tests.conftest import make_user
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+INFERENCE = {
+    "profile": "online_inference",
+    "pool": {"gpu_model": "A100-80GB", "gpu_count": 32},
+    "constraints": {},
+    "slo": {"isolation": "hard", "goal": "latency_sensitive", "multi_tenant": True},
+}
+
+
+@pytest.fixture
+def stack(ensure_catalog):
+    return rules_services.stack_save(user=make_user("arch", "architect"), request_data=INFERENCE, rank=1, name="Inference stack")
+
+
+def figure_annotations(page) -> list[str]:
+    return page.evaluate("() => document.querySelector('#layer-map-figure').layout.annotations.map(a => a.text)")
+
+
+def test_map_switches_views_overlays_a_stack_and_filters_in_place(page, stack):
+    page.goto(f"/map/?view=control-plane&stack={stack.pk}")
+    wait_for_map(page)
+    figure = page.locator("#layer-map-figure")
+
+    # The stack: its projects ringed, joined by contract edges labelled with their contract point.
+    expect(figure.locator(".legendtext", has_text="Stack: Inference stack")).to_have_count(1)
+    labels = figure.locator(".annotation-text")
+    expect(labels.filter(has_text=re.compile(r"^Bind$"))).to_have_count(2)  # device plugin -> kube-scheduler, -> Kueue
+    expect(labels.filter(has_text=re.compile(r"^Advertise$"))).to_have_count(1)  # device plugin -> MIG
+    expect(labels.filter(has_text=re.compile(r"^Allocate$"))).to_have_count(1)
+    ringed = page.evaluate(
+        "() => document.querySelector('#layer-map-figure').data.find(t => t.name.startsWith('Stack:')).customdata.map(c => c[1])"
+    )
+    assert {"kueue", "kube-scheduler", "nvidia-device-plugin", "mig"} <= set(ringed)
+    expect(page.locator(".map-contracts summary")).to_contain_text("Contracts of Inference stack (3)")
+
+    # Hover: the promise and the non-promise.
+    label = hover_map_point(page, "kueue")
+    expect(label).to_contain_text("Kueue")
+    expect(label).to_contain_text("Promise:")
+    expect(label).to_contain_text("Does not promise:")
+
+    # The three views, the stack staying laid over each.
+    page.get_by_role("link", name="Three planes").click()
+    page.wait_for_url(f"**/map/?view=planes&stack={stack.pk}")
+    wait_for_map(page)
+    assert "Primary layer ↓ · plane →" in figure_annotations(page)
+    expect(figure.locator(".annotation-text", has_text="Bind")).to_have_count(2)
+    page.get_by_role("link", name="Four-layer architecture view").click()
+    page.wait_for_url(f"**/map/?view=architecture&stack={stack.pk}")
+    wait_for_map(page)
+    expect(figure.locator(".ytick", has_text="Device discovery")).to_have_count(1)
+    expect(page.get_by_role("combobox", name="View")).to_have_value("architecture")
+
+    # Filters re-render only the map fragment (no page load) and the URL keeps them.
+    page.evaluate("() => { window.__samePage = true; }")
+    page.get_by_role("combobox", name="Resource unit").select_option("mig_instance")
+    page.wait_for_url(re.compile(rf"/map/\?view=architecture&unit=mig_instance&stack={stack.pk}$"))
+    expect(page.locator("#map-description")).to_contain_text("resource unit MIG instance")
+    wait_for_map(page)
+    names = figure.locator(".scatterlayer .trace text")
+    expect(names.filter(has_text="NVIDIA vGPU")).to_have_count(0)
+    expect(names.filter(has_text="Kueue").first).to_be_visible()
+    page.get_by_label("Pending review only").check()
+    expect(page.locator("#map-description")).to_contain_text("pending review")
+    page.wait_for_url(re.compile(r"pending=1"))
+    assert page.evaluate("() => window.__samePage === true"), "the filter reloaded the page instead of swapping the map"
+
+    # The accessible list keeps the same state, one click away.
+    page.get_by_role("link", name="Show as an accessible list").click()
+    page.wait_for_url(re.compile(rf"/map/list/\?view=architecture&unit=mig_instance&pending=1&stack={stack.pk}$"))
+    expect(page.get_by_role("heading", name="Device discovery")).to_be_visible()
+
+
+@pytest.fixture
+def embedder():
+    """Another site (its own server on 127.0.0.1, another origin than the live server's
+    localhost) whose page frames the Atlas; `embedder(html)` serves the page and returns its URL."""
+    pages: dict[str, bytes] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = pages.get(self.path, b"not found")
+            self.send_response(200 if self.path in pages else 404)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+
+    def serve(html: str, path: str = "/a-blog-post") -> str:
+        pages[path] = html.encode()
+        return f"http://127.0.0.1:{server.server_address[1]}{path}"
+
+    yield serve
+    server.shutdown()
+    server.server_close()
+
+
+def test_embedded_map_and_stack_render_inside_an_iframe_while_app_pages_refuse_framing(page, live_server, stack, embedder):
+    url = embedder(
+        "<!doctype html><title>A blog post</title>"
+        f'<iframe id="map" title="map" src="{live_server.url}/embed/map/?view=planes&unit=mig_instance" width="1200" height="700"></iframe>'
+        f'<iframe id="stack" title="stack" src="{live_server.url}/embed/stacks/{stack.pk}/" width="1200" height="900"></iframe>'
+        f'<iframe id="app" name="app" title="app" src="{live_server.url}/map/" width="600" height="300"></iframe>'
+    )
+    page.goto(url)
+    map_frame = page.frame_locator("#map")
+    expect(map_frame.locator("#layer-map-figure.js-plotly-plot[data-rendered=true]")).to_be_visible()
+    expect(map_frame.locator("h1")).to_have_text("Three planes")
+    expect(map_frame.locator("nav, form, header")).to_have_count(0)  # read-only: no chrome, no forms
+    stack_frame = page.frame_locator("#stack")
+    expect(stack_frame.locator("#layer-map-figure.js-plotly-plot[data-rendered=true]")).to_be_visible()
+    expect(stack_frame.locator("#layer-map-figure .annotation-text", has_text="Bind")).to_have_count(2)
+    expect(stack_frame.locator("h1")).to_have_text("Inference stack")
+    expect(stack_frame.locator("nav, form, header")).to_have_count(0)
+
+    # The app's own pages stay unframeable (Django's X-Frame-Options DENY); only the embeds opt out.
+    app = page.frame(name="app")
+    for _ in range(50):  # Chromium swaps the refused document for its error page
+        if app.url.startswith("chrome-error://"):
+            break
+        page.wait_for_timeout(100)
+    assert app.url.startswith("chrome-error://"), f"/map/ was framed: {app.url}"
+    assert page.request.get(f"{live_server.url}/map/").headers.get("x-frame-options") == "DENY"
+    assert "x-frame-options" not in page.request.get(f"{live_server.url}/embed/map/").headers
+    assert "x-frame-options" not in page.request.get(f"{live_server.url}/embed/stacks/{stack.pk}/").headers
