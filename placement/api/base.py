@@ -41,11 +41,41 @@ class AtlasJSONParser(JSONParser):
 
 
 class AtlasPagination(LimitOffsetPagination):
+    """limit/offset as in DRF, but a value that is not one whole number is a 400, not ignored
+    (a client that typos `limit` should hear about it rather than get 50 rows)."""
+
     max_limit = MAX_LIMIT
+
+    def _strict(self, request, name: str, default):
+        values = request.query_params.getlist(name)
+        if not values:
+            return default
+        if len(values) > 1 or not values[0].isascii() or not values[0].isdigit() or len(values[0]) > 18:
+            raise exceptions.ValidationError({name: ["A whole number >= 0, given once."]})
+        return int(values[0])
+
+    def get_limit(self, request):
+        limit = self._strict(request, self.limit_query_param, None)
+        if limit is None:
+            return self.default_limit
+        return min(max(limit, 1), self.max_limit) if limit else self.default_limit
+
+    def get_offset(self, request):
+        return self._strict(request, self.offset_query_param, 0)
 
 
 class AtlasAutoSchema(AutoSchema):
-    """Every operation documents the error body for the 4xx codes it can answer with."""
+    """Every operation documents the error body for the 4xx codes it can answer with, and a
+    choice filter documents that an empty value means "any" (as the list page's form sends it)."""
+
+    def _get_parameters(self):
+        parameters = super()._get_parameters()
+        for parameter in parameters:
+            schema = parameter.get("schema", {})
+            if parameter.get("in") == "query" and isinstance(schema.get("enum"), list) and "" not in schema["enum"]:
+                schema["enum"] = [*schema["enum"], ""]
+                parameter["description"] = (parameter.get("description", "") + "\n\nEmpty: any.").strip()
+        return parameters
 
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)

@@ -74,6 +74,7 @@ class ProfileList(AtlasViewMixin, generics.GenericAPIView):
     pagination_class = None
     filter_backends: list = []
 
+    @extend_schema(responses=ProfileSerializer(many=True))
     def get(self, request):
         rows = [
             {"profile": p.profile, "name": p.name, "description": p.description, "default_slo": p.default_slo.model_dump(mode="json")}
@@ -89,6 +90,7 @@ class ScenarioList(AtlasViewMixin, generics.GenericAPIView):
     pagination_class = None
     filter_backends: list = []
 
+    @extend_schema(responses=BuiltinScenarioSerializer(many=True))
     def get(self, request):
         rows = [{"name": s.name, "title": s.title, "description": s.description} for s in builtin_scenarios()]
         return Response(BuiltinScenarioSerializer(rows, many=True).data)

@@ -48,5 +48,5 @@ urlpatterns = [
     path("redoc/", OfflineRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("v1/", include(v1)),
     # Anything else under /api/ is a 404 in the API's error format (see api_not_found).
-    re_path(r"^.*$", api_not_found),
+    re_path(r"^[\s\S]*$", api_not_found),
 ]
