@@ -701,4 +701,7 @@ def describe(data: LayerMapData) -> str:
     text = ", ".join(parts)
     if data.overlay:
         text += f"; stack {data.overlay.name} laid over with {len(data.overlay.edges)} contract edges"
+        outside = [p.name for p in data.projects if not p.matches]
+        if outside:
+            text += f" (its members outside the filters are shown faded: {', '.join(outside)})"
     return text + "."
