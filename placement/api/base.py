@@ -50,9 +50,12 @@ class AtlasPagination(LimitOffsetPagination):
         values = request.query_params.getlist(name)
         if not values:
             return default
-        if len(values) > 1 or not values[0].isascii() or not values[0].isdigit() or len(values[0]) > 18:
-            raise exceptions.ValidationError({name: ["A whole number >= 0, given once."]})
-        return int(values[0])
+        try:
+            if len(values) > 1 or not values[0].isascii() or not values[0].isdigit():
+                raise ValueError
+            return int(values[0])  # more than 4300 digits is a ValueError too
+        except ValueError:
+            raise exceptions.ValidationError({name: ["A whole number >= 0, given once."]}) from None
 
     def get_limit(self, request):
         limit = self._strict(request, self.limit_query_param, None)

@@ -83,7 +83,10 @@ def test_unknown_fields_and_wrong_types_name_the_field(writer):
 def test_huge_numbers_in_paths_and_queries_are_not_errors_of_the_server(api):
     assert_error_body(api.get(f"/api/v1/revisions/{10**40}/"), 404)
     assert_error_body(api.get(f"/api/v1/simulations/?stack={10**40}"), 400, "stack")
-    assert api.get(f"/api/v1/projects/?limit={10**40}&offset={10**40}").status_code == 200
+    assert api.get(f"/api/v1/projects/?limit={10**40}&offset={10**40}").json()["results"] == []
+    assert_error_body(api.get(f"/api/v1/projects/?limit={'9' * 5000}"), 400, "limit")
+    assert_error_body(api.get("/api/v1/projects/?limit=-1"), 400, "limit")
+    assert_error_body(api.get("/api/v1/projects/?limit=5&limit=6"), 400, "limit")
 
 
 def test_unknown_api_paths_and_missing_slashes_are_404s_in_the_error_format(writer):
