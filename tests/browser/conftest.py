@@ -15,11 +15,7 @@ from pathlib import Path
 
 import pytest
 
-# Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a thread
-# with a running loop unless told that this is deliberate (the test's own fixtures touch the DB).
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-from tests.evidence.conftest import celery_broker, worker_factory  # noqa: E402,F401  (real worker fixtures)
+from tests.evidence.conftest import celery_broker, worker_factory  # noqa: F401  (real worker fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -50,10 +46,21 @@ def browser():
 
     if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
         pytest.fail(f"no Chromium at {CHROMIUM}; `make browser` installs Debian's chromium")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
+    # Playwright's sync API keeps an event loop running in this thread; Django refuses ORM calls
+    # from such a thread unless told it is deliberate (the tests' own fixtures touch the DB).
+    # Only while the browser is up: the browser tests run last (they are transactional).
+    saved = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            yield browser
+            browser.close()
+    finally:
+        if saved is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = saved
 
 
 @pytest.fixture

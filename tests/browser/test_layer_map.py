@@ -82,6 +82,16 @@ def test_map_switches_views_overlays_a_stack_and_filters_in_place(page, stack):
     page.wait_for_url(re.compile(r"pending=1"))
     assert page.evaluate("() => window.__samePage === true"), "the filter reloaded the page instead of swapping the map"
 
+    # Back: the previous map is drawn again and the form agrees with the address bar.
+    page.go_back()
+    page.wait_for_url(re.compile(rf"/map/\?view=architecture&unit=mig_instance&stack={stack.pk}$"))
+    expect(page.get_by_label("Pending review only")).not_to_be_checked()
+    expect(page.get_by_role("combobox", name="Resource unit")).to_have_value("mig_instance")
+    expect(figure.locator(".scatterlayer .trace text").filter(has_text="Kueue").first).to_be_visible()
+    page.go_forward()
+    page.wait_for_url(re.compile(r"pending=1"))
+    expect(page.get_by_label("Pending review only")).to_be_checked()
+
     # The accessible list keeps the same state, one click away.
     page.get_by_role("link", name="Show as an accessible list").click()
     page.wait_for_url(re.compile(rf"/map/list/\?view=architecture&unit=mig_instance&pending=1&stack={stack.pk}$"))
