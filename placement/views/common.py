@@ -42,7 +42,10 @@ def action_required(action: str):
 
 def render_page_or_fragment(request, page: str, fragment: str, context: dict, status: int = 200):
     """NetBox style: an htmx request gets only the fragment that changes."""
-    template = fragment if getattr(request, "htmx", False) and not request.htmx.boosted else page
+    htmx = getattr(request, "htmx", None)
+    # A history-restore request (htmx cache miss on back/forward) needs the whole page.
+    partial = bool(htmx) and not htmx.boosted and not htmx.history_restore_request
+    template = fragment if partial else page
     return render(request, template, context, status=status)
 
 
