@@ -68,41 +68,50 @@ def speed_in(ctx: "DeviceContext", pod: "Pod", params: "ModelParameters") -> flo
     return s
 
 
-def topology_factor(pod_contexts: list[list["DeviceContext"]], sensitivity: float, params: "ModelParameters") -> float:
-    """Step-time multiplier of a gang from its slowest link (>= 1).
-
-    step = compute + communication; communication (share ``sensitivity`` of
-    the step at NVSwitch bandwidth) scales with NVSwitch bandwidth / the
-    bottleneck bandwidth of the ring (ring all-reduce is bound by its
-    slowest hop):
-
-    * several nodes: ``inter_node_bandwidth_gbs`` (x ``inter_rack_factor`` across racks);
-    * one node, MIG instances: no CUDA IPC / NVLink between instances (§1.3), so PCIe via host;
-    * one node, NVSwitch: ``nvswitch_bandwidth_gbs`` (factor 1);
-    * one node, PCIe: ``pcie_bandwidth_gbs`` (x ``cross_numa_factor`` across sockets).
-    """
-    ctxs = [c for group in pod_contexts for c in group]
-    if sensitivity <= 0 or len(ctxs) <= 1:
-        return 1.0
+def _bottleneck(ctxs: list["DeviceContext"], params: "ModelParameters") -> float:
     nodes = {c.node.name: c.node for c in ctxs}
     ref = params.nvswitch_bandwidth_gbs
     if len(nodes) > 1:
         bw = params.inter_node_bandwidth_gbs
-        if len({n.rack for n in nodes.values()}) > 1:
+        if len({(n.group, n.rack) for n in nodes.values()}) > 1:
             bw *= params.inter_rack_factor
         # Inside each node hops may also be PCIe; the ring is bound by its slowest hop.
         if any(n.link == "pcie" for n in nodes.values()):
             bw = min(bw, params.pcie_bandwidth_gbs)
-    else:
-        node = next(iter(nodes.values()))
-        gpus = {c.gpu.index for c in ctxs}
-        numas = {c.gpu.numa for c in ctxs}
-        if any(c.placement is not None for c in ctxs) and len(ctxs) > 1:
-            bw = params.pcie_bandwidth_gbs * (params.cross_numa_factor if len(numas) > 1 else 1.0)
-        elif len(gpus) <= 1:
-            bw = ref
-        elif node.link == "nvswitch":
-            bw = ref
-        else:
-            bw = params.pcie_bandwidth_gbs * (params.cross_numa_factor if len(numas) > 1 else 1.0)
-    return (1.0 - sensitivity) + sensitivity * (ref / bw)
+        return bw
+    node = next(iter(nodes.values()))
+    gpus = {c.gpu.index for c in ctxs}
+    numas = {c.gpu.numa for c in ctxs}
+    cross = params.cross_numa_factor if len(numas) > 1 else 1.0
+    if any(c.placement is not None for c in ctxs):
+        return params.pcie_bandwidth_gbs * cross  # no CUDA IPC / NVLink between MIG instances (§1.3)
+    if len(gpus) <= 1 or node.link == "nvswitch":
+        return ref
+    return params.pcie_bandwidth_gbs * cross
+
+
+def topology_factor(pod_contexts: list[list["DeviceContext"]], sensitivity: float, params: "ModelParameters",
+                    node_gpus: int = 8) -> float:
+    """Step-time multiplier of a multi-GPU job vs its ideal placement (>= 1 normally).
+
+    step = compute + communication; communication (share ``sensitivity`` of
+    the step on NVSwitch) scales with NVSwitch bandwidth / the bottleneck
+    bandwidth of the ring (ring all-reduce is bound by its slowest hop):
+
+    * several nodes: ``inter_node_bandwidth_gbs`` (x ``inter_rack_factor`` across racks);
+    * one node, MIG instances: no CUDA IPC / NVLink between instances (§1.3), so PCIe via host;
+    * one node, NVSwitch: ``nvswitch_bandwidth_gbs`` (the reference);
+    * one node, PCIe: ``pcie_bandwidth_gbs`` (x ``cross_numa_factor`` across sockets).
+
+    The ideal is one NVSwitch node when the job fits in ``node_gpus`` GPUs,
+    else the fewest nodes of one rack; ``duration`` in a scenario is the run
+    time at that ideal.
+    """
+    ctxs = [c for group in pod_contexts for c in group]
+    if sensitivity <= 0 or len(ctxs) <= 1:
+        return 1.0
+    ref = params.nvswitch_bandwidth_gbs
+    ideal_bw = ref if len(ctxs) <= node_gpus else params.inter_node_bandwidth_gbs
+    actual = (1.0 - sensitivity) + sensitivity * (ref / _bottleneck(ctxs, params))
+    ideal = (1.0 - sensitivity) + sensitivity * (ref / ideal_bw)
+    return actual / ideal

@@ -85,6 +85,54 @@ class CapacityIndex:
         return n
 
 
+class EvictionProbe:
+    """Would ``pods`` pods of ``wl`` fit once the added victims' pods are gone?
+
+    Node-local for count resources (free units per node, and one node if the
+    workload requires it), so reclaim never evicts capacity the preemptor
+    cannot use; other request kinds fall back to counting freed devices.
+    Adding a victim costs O(its pods); :meth:`fits` is O(1).
+    """
+
+    def __init__(self, sim: "ClusterSimulation", wl: Workload, pods: int) -> None:
+        self.req = wl.request
+        self.pods = pods
+        self.level = wl.topology_required
+        nodes = sim.candidate_nodes(wl)
+        self.eligible = {n.name for n in nodes}
+        self.count_kind = self.req.kind == "count"
+        if self.count_kind:
+            self.units = {n.name: n.free.get(self.req.resource, 0) for n in nodes}
+            self.total = sum(u // self.req.count for u in self.units.values())
+            self.best = max((u // self.req.count for u in self.units.values()), default=0)
+        else:
+            self.total = sum(n.fit_count(self.req) for n in nodes)
+            self.best = self.total
+
+    def add(self, victim_pods) -> None:
+        req = self.req
+        for p in victim_pods:
+            if p.node is None or p.node.name not in self.eligible:
+                continue
+            if self.count_kind:
+                n = sum(1 for c in p.contexts if c.resource == req.resource)
+                if not n:
+                    continue
+                before = self.units[p.node.name] // req.count
+                self.units[p.node.name] += n
+                after = self.units[p.node.name] // req.count
+                self.total += after - before
+                self.best = max(self.best, after)
+            else:
+                self.total += len(p.contexts)
+                self.best = self.total
+
+    def fits(self) -> bool:
+        if self.level == "node":
+            return self.best >= self.pods
+        return self.total >= self.pods
+
+
 class ServiceState:
     """Runtime state of an inference service: current arrival rate and its latency account."""
 
@@ -124,9 +172,13 @@ class ClusterSimulation(Environment):
                 self.groups.setdefault(g.name, []).append(node)
         self.group_names = list(self.groups)
         self.capacity_gpus = sum(len(n.gpus) for n in self.nodes)
+        self.max_node_gpus = max(len(n.gpus) for n in self.nodes)
         self.index = CapacityIndex()
+        self._eligible_cache: dict[str | None, list[Node]] = {}
+        self._eligible_state: dict[str, bool] = {}
+        self.running_priorities: dict[int, int] = {}  # priority -> bound pods (cheap preemption pre-check)
         for n in self.nodes:
-            self.index.update(n, self.node_eligible(n))
+            self.refresh_node(n)
         # -- workloads
         self.workloads: list[Workload] = expand_workloads(scenario)
         self.tenants = {t.name: t for t in scenario.tenant_list()}
@@ -189,6 +241,7 @@ class ClusterSimulation(Environment):
         self.admission = make_admission(self)
         self._cycle_event = None
         self._next_arrival = 0
+        self.full_pass = True  # capacity was freed since the last pass: retry every waiting shape
 
     # ================================================================ helpers
     def node_eligible(self, node: Node) -> bool:
@@ -201,11 +254,22 @@ class ClusterSimulation(Environment):
         return True
 
     def refresh_node(self, node: Node) -> None:
-        self.index.update(node, self.node_eligible(node))
+        ok = self.node_eligible(node)
+        if ok != self._eligible_state.get(node.name):
+            self._eligible_state[node.name] = ok
+            self._eligible_cache.clear()
+            if ok:
+                self.full_pass = True
+        self.index.update(node, ok)
 
     def candidate_nodes(self, wl: Workload) -> list[Node]:
-        nodes = self.groups[wl.node_group] if wl.node_group else self.nodes
-        return [n for n in nodes if self.node_eligible(n)]
+        """Nodes the scheduler may place ``wl`` on (cached until a node's eligibility changes)."""
+        key = wl.node_group
+        out = self._eligible_cache.get(key)
+        if out is None:
+            nodes = self.groups[key] if key else self.nodes
+            out = self._eligible_cache[key] = [n for n in nodes if self.node_eligible(n)]
+        return out
 
     def groups_for(self, wl: Workload) -> list[str]:
         return [wl.node_group] if wl.node_group else self.group_names
@@ -216,6 +280,10 @@ class ClusterSimulation(Environment):
         if req.kind != "count":
             return True
         return self.index.pods_fit(req.resource, self.groups_for(wl), req.count, pods) >= pods
+
+    def eviction_probe(self, wl: Workload, pods: int) -> "EvictionProbe":
+        """Incremental check of whether evicting some pods makes room for ``pods`` pods of ``wl``."""
+        return EvictionProbe(self, wl, pods)
 
     def kube_scoring(self, wl: Workload) -> str:
         """The node scoring kube-scheduler applies to this pod (HAMi's extender overrides it)."""
@@ -230,14 +298,22 @@ class ClusterSimulation(Environment):
             self._cycle_event = self.schedule(self.now, Priority.SCHEDULE, self._cycle)
 
     def retry_at(self, t: float) -> None:
-        """Ask for a scheduling pass at ``t`` (backoffs, timers)."""
-        self.schedule(max(t, self.now), Priority.SCHEDULE - 1, self.request_cycle)
+        """Ask for a full scheduling pass at ``t`` (backoffs, timers)."""
+        self.schedule(max(t, self.now), Priority.SCHEDULE - 1, self.request_full_cycle)
+
+    def request_full_cycle(self) -> None:
+        self.full_pass = True
+        self.request_cycle()
 
     def _cycle(self) -> None:
         self._cycle_event = None
         if self.admission is not None:
             self.admission.cycle()
         self.scheduler.cycle()
+        self.scheduler.end_pass()
+        if self.admission is not None:
+            self.admission.end_pass()
+        self.full_pass = False
 
     # ============================================================ accounting
     def _advance(self) -> None:
@@ -491,6 +567,7 @@ class ClusterSimulation(Environment):
         self.running_pods += 1
         self._tenant_alloc_add(wl.tenant, pod.equiv)
         self.queue_units[wl.queue] = self.queue_units.get(wl.queue, 0.0) + wl.request.gpu_units()
+        self.running_priorities[wl.priority] = self.running_priorities.get(wl.priority, 0) + 1
         if wl.kind == "inference":
             pod.state = "running"
             self._settle(ctxs, affected)
@@ -542,7 +619,8 @@ class ClusterSimulation(Environment):
         self.set_state(wl, "running")
         if wl.first_start is None:
             wl.first_start = self.now
-        wl.topology_factor = topology_factor([p.contexts for p in wl.pods], wl.topology_sensitivity, self.params)
+        wl.topology_factor = topology_factor([p.contexts for p in wl.pods], wl.topology_sensitivity, self.params,
+                                             self.max_node_gpus)
         wl.last_nodes = sorted({p.node.name for p in wl.pods})
         wl.worst_topology_factor = max(wl.worst_topology_factor, wl.topology_factor)
         ctxs = [c for p in wl.pods for c in p.contexts]
@@ -700,8 +778,12 @@ class ClusterSimulation(Environment):
         if abs(self.alloc_equiv) < EPS:
             self.alloc_equiv = 0.0
         self.running_pods -= 1
+        self.full_pass = True
         self._tenant_alloc_add(wl.tenant, -pod.equiv)
         self.queue_units[wl.queue] -= wl.request.gpu_units()
+        self.running_priorities[wl.priority] -= 1
+        if not self.running_priorities[wl.priority]:
+            del self.running_priorities[wl.priority]
         if pod in wl.pods:
             wl.pods.remove(pod)
         pod.state = "gone"
@@ -1137,6 +1219,7 @@ class ClusterSimulation(Environment):
             g.mig_enabled = layout != "all-disabled"
             g.layout = new if new is not None and new.placements else None
         node.rebuild_contexts(gpus)
+        self.full_pass = True
         node.reconfiguring = False
         node.cordoned = False
         node.plugin_ready = True

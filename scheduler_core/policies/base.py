@@ -157,13 +157,34 @@ class Policy:
     def __init__(self, sim: "ClusterSimulation") -> None:
         self.sim = sim
         self.queue = ShapeQueue()
+        self.new_keys: set = set()
 
     def key(self, wl: "Workload") -> Hashable:
         return (wl.priority, wl.shape())
 
     def enqueue(self, wl: "Workload") -> None:
         if wl.pending > 0:
-            self.queue.push(wl, self.key(wl), self.sim.now)
+            key = self.key(wl)
+            self.queue.push(wl, key, self.sim.now)
+            self.new_keys.add(key)
+
+    def pass_keys(self) -> list[Hashable]:
+        """Buckets worth trying in this pass.
+
+        Capacity only shrinks between full passes, so a bucket that failed
+        before fails again unless something was freed (``sim.full_pass``:
+        pods released, a node became schedulable, a timer expired).  Without
+        that, only buckets that received new workloads are tried - which is
+        how kube-scheduler parks unschedulable pods until a cluster event.
+        Queue-based policies widen this to every bucket of a queue with new
+        work, since new demand changes that queue's share.
+        """
+        if self.sim.full_pass:
+            return self.queue.keys()
+        return [k for k in self.queue.keys() if k in self.new_keys]
+
+    def end_pass(self) -> None:
+        self.new_keys.clear()
 
     def remove(self, wl: "Workload") -> None:
         self.queue.remove(wl)

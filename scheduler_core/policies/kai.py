@@ -49,6 +49,12 @@ class KaiScheduler(Policy):
         self.leaves = [q.name for q in self.cfg.queues if q.name not in self.children]
         self.fair: dict[str, float] = {q: 0.0 for q in self.qspec}
 
+    def pass_keys(self) -> list:
+        if self.sim.full_pass:
+            return self.queue.keys()
+        queues = {k[0] for k in self.new_keys}
+        return [k for k in self.queue.keys() if k[0] in queues]
+
     def key(self, wl: "Workload"):
         return (wl.queue, wl.priority, wl.shape(), wl.pods_total, wl.min_member)
 
@@ -146,7 +152,7 @@ class KaiScheduler(Policy):
 
     def _allocate(self) -> None:
         by_queue: dict[str, list] = {}
-        for key in self.queue.keys():
+        for key in self.pass_keys():
             by_queue.setdefault(key[0], []).append(key)
         scans = {q: self.queue.scan(self._order, keys) for q, keys in by_queue.items()}
         while True:
@@ -169,11 +175,12 @@ class KaiScheduler(Policy):
     def _reclaim(self) -> None:
         sim = self.sim
         starving = []
-        for key in self.queue.keys():
+        for key in self.pass_keys():
             wl = self.queue.head(key)
             if wl is not None and wl.pending > 0:
                 starving.append(wl)
         starving.sort(key=lambda w: (self._saturation(w.queue), self._order(w)))
+        running = None
         for wl in starving:
             need_pods = max(1, wl.min_member - len(wl.pods))
             need = need_pods * wl.request.gpu_units()
@@ -181,22 +188,34 @@ class KaiScheduler(Policy):
                 continue  # only a queue below its fair share reclaims
             if sim.quick_fit(wl, need_pods):
                 continue
-            running = {}
-            for n in sim.nodes:
-                for p in n.pods:
-                    if p.state in ("running", "bound"):
-                        running.setdefault(p.wl.uid, p.wl)
+            if wl.nominated_until > sim.now:
+                continue  # victims of an earlier reclaim are still terminating
+            if running is None:  # collected once per pass, only when a reclaim is really considered
+                running = {}
+                for n in sim.nodes:
+                    for p in n.pods:
+                        if p.state in ("running", "bound"):
+                            running.setdefault(p.wl.uid, p.wl)
             victims = [v for v in running.values()
                        if v.queue != wl.queue and v.priority < PREEMPTIBLE_BELOW
                        and self._saturation(v.queue) > 1.0 + 1e-9
                        and (v.first_start is None or sim.now - v.first_start >= self.cfg.min_guaranteed_runtime)]
             victims.sort(key=lambda v: (-self._saturation(v.queue), v.priority, -(v.first_start or 0.0), -v.uid))
-            freed = 0.0
+            chosen: list = []
+            taken: dict[str, float] = {}
+            probe = sim.eviction_probe(wl, need_pods)
             for v in victims:
-                if freed >= need:
-                    break
                 units = len(v.pods) * v.request.gpu_units()
-                if sim.queue_units.get(v.queue, 0.0) - units < self.fair.get(v.queue, 0.0) - 1e-9:
+                left = sim.queue_units.get(v.queue, 0.0) - taken.get(v.queue, 0.0) - units
+                if left < self.fair.get(v.queue, 0.0) - 1e-9:
                     continue  # would push the victim queue below its own fair share
+                chosen.append(v)
+                taken[v.queue] = taken.get(v.queue, 0.0) + units
+                probe.add(v.pods)
+                if probe.fits():
+                    break
+            else:
+                continue  # reclaiming cannot make room where the job fits: evict nothing
+            for v in chosen:
                 sim.evict(v, "KaiReclaim")
-                freed += units
+            wl.nominated_until = sim.now + sim.params.termination_grace + 1e-6

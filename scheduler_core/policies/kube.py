@@ -31,7 +31,7 @@ class KubeScheduler(Policy):
 
     def cycle(self) -> None:
         sim = self.sim
-        scan = self.queue.scan(kube_order)
+        scan = self.queue.scan(kube_order, self.pass_keys())
         while True:
             item = scan.next()
             if item is None:
@@ -52,8 +52,10 @@ class KubeScheduler(Policy):
         """Delete lower-priority pods on the best node so one pod of ``wl`` fits.  True if any."""
         sim = self.sim
         req = wl.request
-        if req.kind != "count" or getattr(wl, "nominated_until", -1.0) > sim.now:
+        if req.kind != "count" or wl.nominated_until > sim.now:
             return False
+        if not sim.running_priorities or min(sim.running_priorities) >= wl.priority:
+            return False  # nothing of lower priority is running anywhere
         best = None
         for node in sim.candidate_nodes(wl):
             victims = self._victims(node, wl)
@@ -94,7 +96,8 @@ class CoschedulingScheduler(Policy):
 
     def cycle(self) -> None:
         sim = self.sim
-        scan = self.queue.scan(kube_order)  # PodGroups: higher priority, then earlier creation (§6.4)
+        # PodGroups: higher priority, then earlier creation (§6.4)
+        scan = self.queue.scan(kube_order, self.pass_keys())
         backoff = sim.cp.coscheduling.pod_group_backoff
         while True:
             item = scan.next()

@@ -53,15 +53,14 @@ class ClusterQueueState:
         self.usage: dict[tuple[str, str], float] = {}
         self.queue = ShapeQueue()
         self.admitted: dict[int, "Workload"] = {}
+        self.priorities: dict[int, int] = {}  # priority -> admitted workloads (cheap preemption pre-check)
+        self._quota = {(f.name, r): q for f in spec.flavors for r, q in f.quotas.items()}
 
     def quota(self, flavor: str, res: str):
-        for f in self.spec.flavors:
-            if f.name == flavor:
-                return f.quotas.get(res)
-        return None
+        return self._quota.get((flavor, res))
 
     def guaranteed(self, flavor: str, res: str) -> float:
-        q = self.quota(flavor, res)
+        q = self._quota.get((flavor, res))
         if q is None:
             return 0.0
         return q.nominal - q.lending_limit if q.lending_limit is not None else 0.0
@@ -79,8 +78,19 @@ class KueueAdmission:
         for c in self.cqs.values():
             if c.cohort:
                 self.cohorts.setdefault(c.cohort, []).append(c)
+        # Cohort pool: what each CQ lends (nominal - guaranteed) and how much of it is in use.
+        self.pool_cap: dict[tuple[str, str, str], float] = {}
+        self.pool_used: dict[tuple[str, str, str], float] = {}
+        for c in self.cqs.values():
+            if c.cohort:
+                for (fl, r), q in c._quota.items():
+                    pk = (c.cohort, fl, r)
+                    self.pool_cap[pk] = self.pool_cap.get(pk, 0.0) + q.nominal - c.guaranteed(fl, r)
         self.admitted: dict[int, "Workload"] = {}
         self.ready: set[int] = set()
+        # Incremental passes: quota only shrinks between releases, so failed shapes stay failed.
+        self.new_keys: set = set()
+        self.quota_freed = True
         self.original_group: dict[int, str | None] = {}
 
     # -- API used by the simulator ------------------------------------------------
@@ -89,7 +99,14 @@ class KueueAdmission:
 
     def submit(self, wl: "Workload") -> None:
         self.original_group.setdefault(wl.uid, wl.node_group)
-        self.cq_of(wl).queue.push(wl, self._key(wl), self.sim.now)
+        cq = self.cq_of(wl)
+        key = self._key(wl)
+        cq.queue.push(wl, key, self.sim.now)
+        self.new_keys.add((cq.name, key))
+
+    def end_pass(self) -> None:
+        self.new_keys.clear()
+        self.quota_freed = False
 
     def _key(self, wl: "Workload"):
         return (wl.priority, wl.shape(), wl.pods_total)
@@ -142,18 +159,20 @@ class KueueAdmission:
 
     def _fits(self, cq: ClusterQueueState, flavor: str, need: dict[str, float],
               usage_override: dict[tuple[str, str, str], float] | None = None) -> str | None:
-        """'fit' (within nominal), 'borrow', or None, for ``need`` on ``flavor``."""
-        def used(c: ClusterQueueState, r: str) -> float:
-            if usage_override is not None and (c.name, flavor, r) in usage_override:
-                return usage_override[(c.name, flavor, r)]
-            return c.usage.get((flavor, r), 0.0)
+        """'fit' (within nominal), 'borrow', or None, for ``need`` on ``flavor``.
 
+        ``usage_override`` maps (cq, flavor, resource) to a hypothetical usage
+        (preemption search); the cohort pool's usage is kept incrementally.
+        """
         borrow = False
         for r, a in need.items():
             q = cq.quota(flavor, r)
             if q is None:
                 return None  # resource not covered by this flavor
-            new = used(cq, r) + a
+            cur = cq.usage.get((flavor, r), 0.0)
+            if usage_override is not None:
+                cur = usage_override.get((cq.name, flavor, r), cur)
+            new = cur + a
             if not cq.cohort:
                 if new > q.nominal + EPS:
                     return None
@@ -161,17 +180,17 @@ class KueueAdmission:
             limit = q.nominal + (q.borrowing_limit if q.borrowing_limit is not None else INF)
             if new > limit + EPS:
                 return None
-            pool = 0.0
-            pool_used = 0.0
-            for c in self.cohorts[cq.cohort]:
-                cqq = c.quota(flavor, r)
-                if cqq is None:
-                    continue
-                g = c.guaranteed(flavor, r)
-                pool += cqq.nominal - g
-                u = new if c is cq else used(c, r)
-                pool_used += max(0.0, u - g)
-            if pool_used > pool + EPS:
+            pk = (cq.cohort, flavor, r)
+            pool_used = self.pool_used.get(pk, 0.0)
+            if usage_override:
+                for (cname, fl, res), u in usage_override.items():
+                    if fl == flavor and res == r and cname != cq.name:
+                        c = self.cqs[cname]
+                        g = c.guaranteed(flavor, r)
+                        pool_used += max(0.0, u - g) - max(0.0, c.usage.get((flavor, r), 0.0) - g)
+            g = cq.guaranteed(flavor, r)
+            pool_used += max(0.0, new - g) - max(0.0, cq.usage.get((flavor, r), 0.0) - g)
+            if pool_used > self.pool_cap.get(pk, 0.0) + EPS:
                 return None
             if new > q.nominal + EPS:
                 borrow = True
@@ -210,7 +229,11 @@ class KueueAdmission:
         within_nominal = all((cq.usage.get((flavor, r), 0.0) + a) <= (cq.quota(flavor, r).nominal + EPS)
                              for r, a in need.items() if cq.quota(flavor, r) is not None)
         cands: list[tuple[tuple, "Workload", ClusterQueueState]] = []
-        for v in cq.admitted.values():
+        lowest = min(cq.priorities) if cq.priorities else None
+        within_possible = lowest is not None and (
+            (pol.within_cluster_queue == "LowerPriority" and lowest < wl.priority) or
+            (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and lowest <= wl.priority))
+        for v in (cq.admitted.values() if within_possible else ()):
             if v.admission_info.get("flavor") != flavor:
                 continue
             ok = (pol.within_cluster_queue == "LowerPriority" and v.priority < wl.priority) or \
@@ -218,7 +241,8 @@ class KueueAdmission:
                   (v.priority < wl.priority or (v.priority == wl.priority and v.submit > wl.submit)))
             if ok:
                 cands.append(((1, v.priority, -(v.admitted_at or 0.0), -v.uid), v, cq))
-        if cq.cohort and pol.reclaim_within_cohort != "Never":
+        cohort_possible = within_nominal or pol.borrow_within_cohort != "Never"
+        if cq.cohort and pol.reclaim_within_cohort != "Never" and cohort_possible:
             for c in self.cohorts[cq.cohort]:
                 if c is cq or not self._borrowing(c, flavor):
                     continue
@@ -232,6 +256,10 @@ class KueueAdmission:
                         cands.append(((0, v.priority, -(v.admitted_at or 0.0), -v.uid), v, c))
         if not cands:
             return None
+        # Necessary condition before the greedy search: the candidates hold enough of every resource.
+        for r, a in need.items():
+            if sum(self._usage(v).get(r, 0.0) for _, v, _ in cands) < a - EPS:
+                return None
         cands.sort(key=lambda x: x[0])
         override: dict[tuple[str, str, str], float] = {}
 
@@ -264,7 +292,13 @@ class KueueAdmission:
 
     def _charge(self, cq: ClusterQueueState, wl: "Workload", flavor: str, sign: float) -> None:
         for r, a in self._usage(wl).items():
-            cq.usage[(flavor, r)] = cq.usage.get((flavor, r), 0.0) + sign * a
+            before = cq.usage.get((flavor, r), 0.0)
+            after = before + sign * a
+            cq.usage[(flavor, r)] = after
+            if cq.cohort:
+                g = cq.guaranteed(flavor, r)
+                pk = (cq.cohort, flavor, r)
+                self.pool_used[pk] = self.pool_used.get(pk, 0.0) + max(0.0, after - g) - max(0.0, before - g)
 
     def _release(self, wl: "Workload") -> None:
         if wl.uid not in self.admitted:
@@ -272,8 +306,12 @@ class KueueAdmission:
         info = wl.admission_info
         cq = self.cqs[info["cq"]]
         self._charge(cq, wl, info["flavor"], -1.0)
-        cq.admitted.pop(wl.uid, None)
+        if cq.admitted.pop(wl.uid, None) is not None:
+            cq.priorities[wl.priority] -= 1
+            if not cq.priorities[wl.priority]:
+                del cq.priorities[wl.priority]
         del self.admitted[wl.uid]
+        self.quota_freed = True
         self.ready.discard(wl.uid)
         ev = info.get("timer")
         if ev is not None:
@@ -301,14 +339,20 @@ class KueueAdmission:
     def cycle(self) -> None:
         wfpr = self.cfg.wait_for_pods_ready
         failed: dict[str, set] = {name: set() for name in self.cqs}
+        if not (self.quota_freed or self.sim.full_pass):
+            # Only buckets that received new workloads can change their verdict.
+            for name, c in self.cqs.items():
+                failed[name] = {k for k in c.queue.keys() if (name, k) not in self.new_keys}
+        cache: dict[str, tuple | None] = {}
         while True:
             if wfpr.enable and wfpr.block_admission and any(uid not in self.ready for uid in self.admitted):
                 return
             cands = []
             for name in sorted(self.cqs):
-                c = self._candidate(self.cqs[name], failed[name])
-                if c is not None:
-                    cands.append(c)
+                if name not in cache:
+                    cache[name] = self._candidate(self.cqs[name], failed[name])
+                if cache[name] is not None:
+                    cands.append(cache[name])
             if not cands:
                 return
 
@@ -324,8 +368,20 @@ class KueueAdmission:
                     self.sim.evict(v, "Kueue" + reason)
                 for f in failed.values():
                     f.clear()  # freed quota: shapes that failed may fit now
+                cache.clear()
             if not self._admit(cq, wl, flavor):
                 failed[cq.name].add(self._key(wl))
+            # Usage grew for this CQ and, through the pool, for its cohort.  A cohort CQ with no
+            # candidate stays without one (quota only shrank); one with a candidate is re-checked.
+            cache.pop(cq.name, None)
+            if cq.cohort:
+                for name, c in self.cqs.items():
+                    cand = cache.get(name)
+                    if name == cq.name or c.cohort != cq.cohort or cand is None:
+                        continue
+                    _, cwl, cflavor, cmode, cvictims = cand
+                    if cvictims is not None or self._fits(c, cflavor, self._usage(cwl)) != cmode:
+                        cache.pop(name, None)
 
     def _candidate(self, cq: ClusterQueueState, failed: set):
         strict = cq.spec.queueing_strategy == "StrictFIFO"
@@ -384,6 +440,7 @@ class KueueAdmission:
         prev = wl.admission_info.get("requeues", 0)
         wl.admission_info = {"cq": cq.name, "flavor": flavor, "requeues": prev}
         cq.admitted[wl.uid] = wl
+        cq.priorities[wl.priority] = cq.priorities.get(wl.priority, 0) + 1
         self.admitted[wl.uid] = wl
         wl.admitted_at = sim.now
         if wl.state == "queued":

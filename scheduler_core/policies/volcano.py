@@ -49,6 +49,12 @@ class VolcanoScheduler(Policy):
         self._by_uid: dict[int, "Workload"] = {}
         self.deserved: dict[str, float] = {q: 0.0 for q in self.queues}
 
+    def pass_keys(self) -> list:
+        if self.sim.full_pass:
+            return self.queue.keys()
+        queues = {k[0] for k in self.new_keys}
+        return [k for k in self.queue.keys() if k[0] in queues]
+
     def key(self, wl: "Workload"):
         return (wl.queue, wl.priority, wl.shape(), wl.pods_total, wl.min_member)
 
@@ -113,7 +119,7 @@ class VolcanoScheduler(Policy):
             if wl is not None and wl.pending > 0:
                 inq[wl.queue] += wl.pending * wl.request.gpu_units()
         used = sum(sim.queue_units.get(q, 0.0) for q in self.queues) + sum(inq.values())
-        for key in sorted(self.queue.keys(), key=lambda k: (k[0], -k[1], str(k[2:]))):
+        for key in sorted(self.pass_keys(), key=lambda k: (k[0], -k[1], str(k[2:]))):
             for wl in self.queue.iter_bucket(key):
                 if wl.uid in self.inqueue:
                     continue
@@ -146,7 +152,7 @@ class VolcanoScheduler(Policy):
         gang = "gang" in self.plugins
         proportion = "proportion" in self.plugins or "capacity" in self.plugins
         by_queue: dict[str, list] = {}
-        for key in self.queue.keys():
+        for key in self.pass_keys():
             by_queue.setdefault(key[0], []).append(key)
         scans = {q: self.queue.scan(self._order, keys) for q, keys in by_queue.items()}
         blocked: set[str] = set()
@@ -163,8 +169,12 @@ class VolcanoScheduler(Policy):
             floor_units = max(1, wl.min_member - len(wl.pods)) * wl.request.gpu_units()
             alloc = sim.queue_units.get(qname, 0.0)
             q = self.queues[qname]
-            if proportion and alloc + floor_units > self.deserved.get(qname, 0.0) + 1e-9:
-                blocked.add(qname)  # overused: proportion stops this queue for the session
+            deserved = self.deserved.get(qname, 0.0)
+            if proportion and alloc >= deserved - 1e-9:
+                blocked.add(qname)  # overused (deserved <= allocated): skipped for the session
+                continue
+            if proportion and alloc + floor_units > deserved + 1e-9:
+                scan.fail(key)  # its tasks would not all be allocatable under deserved
                 continue
             if q.capability is not None and alloc + floor_units > q.capability + 1e-9:
                 scan.fail(key)
@@ -191,15 +201,31 @@ class VolcanoScheduler(Policy):
             return max(0, bound - victim.min_member)
         return bound
 
-    def _evict_pods(self, victim: "Workload", n: int, reason: str) -> float:
-        freed = 0.0
-        for p in list(victim.pods)[-n:]:
-            freed += victim.request.gpu_units()
-            self.sim.preempt_pod(p, reason)
-        return freed
+    def _evict_for(self, wl: "Workload", candidates: list["Workload"], reason: str) -> None:
+        """Evict surplus pods of ``candidates`` (in order) until ``wl`` fits on the freed nodes."""
+        sim = self.sim
+        if wl.nominated_until > sim.now:
+            return  # earlier victims are still terminating
+        need_pods = max(1, wl.min_member - len(wl.pods))
+        chosen: list[tuple["Workload", int]] = []
+        probe = sim.eviction_probe(wl, need_pods)
+        for v in candidates:
+            k = self._victim_pods(v)
+            if k <= 0:
+                continue
+            chosen.append((v, k))
+            probe.add(list(v.pods)[-k:])
+            if probe.fits():
+                break
+        else:
+            return
+        for v, k in chosen:
+            for p in list(v.pods)[-k:]:
+                sim.preempt_pod(p, reason)
+        wl.nominated_until = sim.now + sim.params.termination_grace + 1e-6
 
     def _starving(self):
-        for key in self.queue.keys():
+        for key in self.pass_keys():
             wl = self.queue.head(key)
             if wl is not None and wl.pending > 0:
                 yield wl
@@ -212,35 +238,20 @@ class VolcanoScheduler(Policy):
                 continue  # only queues below their deserved share reclaim
             if sim.quick_fit(wl, max(1, wl.min_member - len(wl.pods))):
                 continue
-            freed = 0.0
             others = sorted((w for w in self._running() if w.queue != wl.queue
                              and self.queues[w.queue].reclaimable
                              and sim.queue_units.get(w.queue, 0.0) > self.deserved.get(w.queue, 0.0) + 1e-9),
                             key=lambda w: (-self._share(w.queue), w.priority, -(w.first_start or 0.0), -w.uid))
-            for v in others:
-                if freed >= need:
-                    break
-                k = self._victim_pods(v)
-                if k <= 0:
-                    continue
-                freed += self._evict_pods(v, min(k, int(need - freed + 0.999)), "VolcanoReclaim")
+            self._evict_for(wl, others, "VolcanoReclaim")
 
     def _preempt(self) -> None:
         sim = self.sim
         for wl in sorted(self._starving(), key=self._order):
-            need = max(1, wl.min_member - len(wl.pods)) * wl.request.gpu_units()
             if sim.quick_fit(wl, max(1, wl.min_member - len(wl.pods))):
                 continue
-            freed = 0.0
             same = sorted((w for w in self._running() if w.queue == wl.queue and w.priority < wl.priority),
                           key=lambda w: (w.priority, -(w.first_start or 0.0), -w.uid))
-            for v in same:
-                if freed >= need:
-                    break
-                k = self._victim_pods(v)
-                if k <= 0:
-                    continue
-                freed += self._evict_pods(v, min(k, int(need - freed + 0.999)), "VolcanoPreempt")
+            self._evict_for(wl, same, "VolcanoPreempt")
 
     def _running(self):
         seen: dict[int, "Workload"] = {}
