@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiResponse
 from pydantic import BaseModel
@@ -38,6 +39,17 @@ class AtlasJSONParser(JSONParser):
             return super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise exceptions.ParseError("JSON parse error - nested too deeply.") from None
+
+
+class LazyDjangoFilterBackend(DjangoFilterBackend):
+    """Builds the filterset (a form, deep-copied fields) only when one of its parameters is given:
+    without them it would filter nothing, at a measurable cost on every list request."""
+
+    def filter_queryset(self, request, queryset, view):
+        filterset_class = self.get_filterset_class(view, queryset)
+        if filterset_class is not None and not any(name in request.query_params for name in filterset_class.base_filters):
+            return queryset
+        return super().filter_queryset(request, queryset, view)
 
 
 class AtlasPagination(LimitOffsetPagination):

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import OrderedDict
+
+from django.conf import settings
+from django.db.models.fields.json import KeyTransform
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django_filters.rest_framework import DjangoFilterBackend
@@ -9,7 +15,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import filters, generics, status
 from rest_framework.response import Response
 
-from placement.api.base import AtlasViewMixin, parse_body
+from placement.api.base import AtlasViewMixin, LazyDjangoFilterBackend, parse_body
 from placement.api.bodies import ProjectDetail, ProjectProposal
 from placement.api.filters import LayerFilterSet, PlacementFilterSet
 from placement.api.serializers import (
@@ -19,13 +25,14 @@ from placement.api.serializers import (
     ProjectPlacementSerializer,
     ProfileSerializer,
     ProjectListSerializer,
+    project_row,
     RevisionSerializer,
     BuiltinScenarioSerializer,
 )
 from placement.filtersets import ProjectFilterSet
 from placement.models import Capability, Layer, Map, Project, ProjectLayer, Revision
 from placement.rules import builtin_rules
-from placement.selectors.catalog import catalog_vocabulary, project_document, project_list_queryset
+from placement.selectors.catalog import catalog_version, catalog_vocabulary, project_document, project_list_queryset
 from placement.selectors.evidence import builtin_scenarios
 from placement.services import review as review_services
 
@@ -104,8 +111,62 @@ POST proposes a new project: the whole template plus a `reason`. It is not on th
 this list) until a reviewer accepts the proposal; the response names the revision to review."""
 
 
+class _PageCache:
+    """List pages keyed by (catalog version, host, path and query), least recently used first out.
+
+    The catalog version (`selectors.catalog.catalog_version()`, two queries) is read again at most
+    every ATLAS_API_LIST_RECHECK_SECONDS (default 1 s) per process, so a hit costs no query at all;
+    a write through this API clears the process' pages at once, and another worker sees it within
+    that many seconds. 0 reads the version on every request (the tests do)."""
+
+    def __init__(self, size: int = 256):
+        self.size = size
+        self.pages: OrderedDict = OrderedDict()
+        self.lock = threading.Lock()
+        self.version: str | None = None
+        self.checked = 0.0
+
+    def current_version(self) -> str:
+        recheck = float(getattr(settings, "ATLAS_API_LIST_RECHECK_SECONDS", 1.0))
+        now = time.monotonic()
+        if self.version is None or now - self.checked >= recheck:
+            version = catalog_version()
+            with self.lock:
+                if version != self.version:
+                    self.pages.clear()  # an older catalog version is never asked for again
+                self.version, self.checked = version, now
+        return self.version
+
+    def get(self, key):
+        with self.lock:
+            data = self.pages.get(key)
+            if data is not None:
+                self.pages.move_to_end(key)
+            return data
+
+    def put(self, key, data) -> None:
+        with self.lock:
+            self.pages[key] = data
+            while len(self.pages) > self.size:
+                self.pages.popitem(last=False)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.pages.clear()
+            self.version = None
+
+
+_LIST_CACHE = _PageCache()
+
+
+def project_pages_changed() -> None:
+    """Called by API views after a write that can change the list (accept)."""
+    _LIST_CACHE.clear()
+
+
 class ProjectList(AtlasViewMixin, generics.ListAPIView):
     serializer_class = ProjectListSerializer
+    filter_backends = [LazyDjangoFilterBackend, filters.SearchFilter, filters.OrderingFilter]
     filterset_class = ProjectFilterSet
     ordering_fields = ["name", "slug", "updated_at"]
     ordering = ["name"]
@@ -117,6 +178,41 @@ class ProjectList(AtlasViewMixin, generics.ListAPIView):
     @extend_schema(description=PROJECT_LIST_DESCRIPTION)
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
+
+    def list(self, request, *args, **kwargs):
+        """A page is computed once per catalog version and query (see _PageCache): the catalog
+        changes only by reviewed writes, and every accepted write moves `catalog_version()`.
+        Misses compute the page with `list_page`."""
+        key = (_LIST_CACHE.current_version(), request.get_host(), request.get_full_path())
+        data = _LIST_CACHE.get(key)
+        if data is None:
+            data = self.list_page(request).data
+            _LIST_CACHE.put(key, data)
+        return Response(data)
+
+    def list_page(self, request):
+        """The selector's queryset, filtered, searched and ordered; then rows as plain values.
+
+        `project_list_queryset()` prefetches the layer links with `select_related("layer__map")`:
+        three model instances per link (~500 for a 50-row page), most of a list request's time.
+        The page is read as values instead, and its layer links in one values query: three
+        queries whatever the page size, no model instances."""
+        queryset = self.filter_queryset(self.get_queryset()).prefetch_related(None)
+        rows = queryset.values(
+            "id", "slug", "name", "kind", "summary", "updated_at",
+            resource_units=KeyTransform("resource_units", "placement"),
+            enforcement_points=KeyTransform("enforcement_points", "placement"),
+            capabilities=KeyTransform("capabilities", "placement"),
+        )  # fmt: skip
+        page = self.paginate_queryset(rows)
+        links: dict[int, list[dict]] = {row["id"]: [] for row in page}
+        for project_id, map_slug, code, role in (
+            ProjectLayer.objects.filter(project_id__in=links)
+            .order_by("layer__map__order", "layer__order", "role")
+            .values_list("project_id", "layer__map__slug", "layer__code", "role")
+        ):
+            links[project_id].append({"map": map_slug, "code": code, "role": role})
+        return self.get_paginated_response([project_row(row, links[row["id"]]) for row in page])
 
     @extend_schema(
         request=ProjectProposal,

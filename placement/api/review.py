@@ -9,6 +9,7 @@ from rest_framework import exceptions, filters, generics, status
 from rest_framework.response import Response
 
 from placement.api.base import AtlasViewMixin
+from placement.api.catalog import project_pages_changed
 from placement.api.filters import RevisionFilterSet
 from placement.api.serializers import ReviewDecisionSerializer, RevisionDetailSerializer, RevisionSerializer
 from placement.models import Revision
@@ -75,7 +76,9 @@ class RevisionAccept(_Decision):
     extra_error_codes = (409,)
 
     def decide(self, revision, comment):
-        return review_services.revision_accept(revision, user=self.request.user, comment=comment)
+        revision = review_services.revision_accept(revision, user=self.request.user, comment=comment)
+        project_pages_changed()
+        return revision
 
 
 @extend_schema(

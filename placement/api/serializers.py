@@ -92,7 +92,7 @@ class ProjectLayerLinkSerializer(serializers.Serializer):
 
 
 class ProjectListSerializer(serializers.Serializer):
-    """A list row. `to_representation` is written by hand: the list is the hottest endpoint."""
+    """A list row (schema only: rows are built by `project_row`, the list is the hottest endpoint)."""
 
     slug = serializers.SlugField()
     name = serializers.CharField()
@@ -107,26 +107,25 @@ class ProjectListSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField()
     url = serializers.CharField()
 
-    def to_representation(self, project: Project) -> dict:
-        placement = project.placement or {}
-        maps = placement.get("maps") or {}
-        return {
-            "slug": project.slug,
-            "name": project.name,
-            "kind": project.kind,
-            "summary": project.summary,
-            "plane": (maps.get("planes") or {}).get("primary", ""),
-            "layer": (maps.get("control-plane") or {}).get("primary", ""),
-            "layers": [
-                {"map": link.layer.map.slug, "code": link.layer.code, "role": link.role}
-                for link in project.layer_links.all()
-            ],
-            "resource_units": list(placement.get("resource_units") or []),
-            "enforcement_points": list(placement.get("enforcement_points") or []),
-            "capabilities": list(placement.get("capabilities") or []),
-            "updated_at": project.updated_at.isoformat().replace("+00:00", "Z"),
-            "url": f"/api/v1/projects/{project.slug}/",
-        }
+
+
+def project_row(row: dict, layers: list[dict]) -> dict:
+    """A ProjectListSerializer row from `values()` and the project's layer links (map order)."""
+    primary = {link["map"]: link["code"] for link in layers if link["role"] == ProjectLayer.PRIMARY}
+    return {
+        "slug": row["slug"],
+        "name": row["name"],
+        "kind": row["kind"],
+        "summary": row["summary"],
+        "plane": primary.get("planes", ""),
+        "layer": primary.get("control-plane", ""),
+        "layers": layers,
+        "resource_units": row["resource_units"] or [],
+        "enforcement_points": row["enforcement_points"] or [],
+        "capabilities": row["capabilities"] or [],
+        "updated_at": row["updated_at"].isoformat().replace("+00:00", "Z"),
+        "url": f"/api/v1/projects/{row['slug']}/",
+    }
 
 
 class ProjectPlacementSerializer(serializers.ModelSerializer):
