@@ -12,7 +12,8 @@ thread share).  The models follow domain-facts.md §7.2 "modeling guidance":
   only through the optional ``mig_interference`` parameter (power, §1.3).
 * time-slicing, KAI fractions (no enforcement) and HAMi (time-sharing with a
   utilisation cap): a tenant gets ``1 / (1 + sum of the others' activity)``
-  of GPU time, limited by its own cap, minus ``timeslice_switch_overhead``
+  of GPU time, and a tenant whose offered busy share ``u`` exceeds its cap
+  ``c`` is throttled to ``c / u`` of its speed; minus ``timeslice_switch_overhead``
   when anyone else is active - "at most N x slowdown of each tenant when N
   tenants are compute-bound, plus switch overhead" (§7.2).  HAMi's cap also
   bounds what a neighbour can take: its competing activity is
@@ -62,7 +63,10 @@ def speed_in(ctx: "DeviceContext", pod: "Pod", params: "ModelParameters") -> flo
         if p is not pod:
             others += min(p.activity, p.cap)
     share = 1.0 / (1.0 + others)
-    s = min(1.0, ctx.capacity / need) * min(pod.cap, share)
+    # A utilisation cap (HAMi gpucores) throttles only a pod that wants more GPU time than the
+    # cap: the token limiter lets short bursts through (§3), so a lightly loaded pod runs at speed.
+    capped = 1.0 if pod.offered <= pod.cap else pod.cap / pod.offered
+    s = min(1.0, ctx.capacity / need) * min(capped, share)
     if others > 1e-9:
         s *= 1.0 - params.timeslice_switch_overhead
     return s

@@ -58,7 +58,7 @@ class MigProfile:
     memory_mib: int
     copy_engines: int
     decoders: int
-    media_extensions: bool  # "+me": JPEG/OFA engines
+    media_extensions: bool  # a "+me" variant (the 1g slice that owns the JPEG/OFA engines)
 
     @property
     def resource_name(self) -> str:
@@ -80,7 +80,7 @@ _TABLE = [
     ("2g.10gb", "2g.20gb", 14, 2, 2, (0, 2, 4), 3, 28, 9856, 19968, 2, 1, 1, False),
     ("3g.20gb", "3g.40gb", 9, 3, 4, (0, 4), 2, 42, 19968, 40192, 3, 2, 2, False),
     ("4g.20gb", "4g.40gb", 5, 4, 4, (0,), 1, 56, 19968, 40192, 4, 2, 2, False),
-    ("7g.40gb", "7g.80gb", 0, 7, 8, (0,), 1, 98, 40192, 80384, 7, 5, 5, True),
+    ("7g.40gb", "7g.80gb", 0, 7, 8, (0,), 1, 98, 40192, 80384, 7, 5, 5, False),
 ]
 
 

@@ -684,16 +684,22 @@ class ClusterSimulation(Environment):
         wl.progress_t = self.now
 
     def _activity(self, pod: Pod) -> float:
+        """Busy share of the pod now; also sets ``pod.offered`` (busy share at full speed)."""
         if pod.state != "running":
+            pod.offered = 0.0
             return 0.0
         wl = pod.wl
         if wl.kind != "inference":
-            return 1.0 if wl.gang_complete else 0.0
+            pod.offered = 1.0 if wl.gang_complete else 0.0
+            return pod.offered
         svc = self.services[wl.uid]
         ready = sum(1 for p in wl.pods if p.state == "running")
         if not ready or svc.rate <= 0:
+            pod.offered = 0.0
             return 0.0
-        return min(1.0, svc.rate / ready * wl.spec.service_time.mean / max(pod.speed, 1e-6))
+        work = svc.rate / ready * wl.spec.service_time.mean
+        pod.offered = work
+        return min(1.0, work / max(pod.speed, 1e-6))
 
     def _settle(self, ctxs: Iterable[DeviceContext], affected: dict[int, Workload]) -> None:
         """Recompute speeds in ``ctxs``, then rates/completions of every affected workload."""
@@ -1039,15 +1045,16 @@ class ClusterSimulation(Environment):
     def _oom_fire(self, ctx: DeviceContext) -> None:
         ctx.oom_event = None
         now = self.now
-        tol = 1e-6
         victims: list[Pod] = []
         offender: Pod | None = None
         scope = "pod"
-        over = [p for p in ctx.tenants if p.mem_limit is not None and p.memory(now) >= p.mem_limit * (1 - tol)]
+        over = [p for p in ctx.tenants if p.mem_limit is not None and _exceeds(p.memory(now), p.memory_rate(now),
+                                                                                 p.mem_limit)]
         if over:
             offender = max(over, key=lambda p: (p.memory(now) - p.mem_limit, p.memory_rate(now), -p.uid))
             scope = self._oom_scope(ctx)
-        elif sum(p.memory(now) for p in ctx.tenants) >= ctx.memory_mib * (1 - tol):
+        elif _exceeds(sum(p.memory(now) for p in ctx.tenants), sum(p.memory_rate(now) for p in ctx.tenants),
+                      ctx.memory_mib):
             live = [p for p in ctx.tenants if p.state in ("running", "bound")]
             if live:
                 # The process whose allocation failed: the one growing fastest, then the largest.
@@ -1326,6 +1333,14 @@ def _node_free_equiv(n: Node) -> float:
     return free
 
 
+MEM_EPS = 1e-3  # MiB: using exactly the limit is allowed; the next allocation beyond it fails
+
+
+def _exceeds(used: float, rate: float, limit: float) -> bool:
+    """Out of memory: above the limit, or at it and still allocating."""
+    return used > limit + MEM_EPS or (used >= limit - MEM_EPS and rate > 0)
+
+
 def _crossing(pods: list[Pod], limit: float, now: float) -> float | None:
     """Earliest t >= now when the summed memory of ``pods`` reaches ``limit`` (piecewise linear)."""
     total = 0.0
@@ -1337,7 +1352,7 @@ def _crossing(pods: list[Pod], limit: float, now: float) -> float | None:
             kv_now = p.kv_init + p.kv_growth * max(0.0, now - p.container_start)
             stop = now + max(0.0, (p.kv_max - kv_now)) / r
             segs.append((stop, r))
-    if total >= limit:
+    if total > limit + MEM_EPS:
         return now
     if not segs:
         return None

@@ -27,7 +27,7 @@ class Pod:
 
     __slots__ = ("wl", "index", "node", "contexts", "state", "bound_at", "speed", "activity", "container_start",
                  "restarts", "need", "cap", "mem_base", "kv_init", "kv_growth", "kv_max", "mem_limit", "equiv",
-                 "uid", "restart_event", "effective_share", "crash_reason")
+                 "uid", "restart_event", "effective_share", "crash_reason", "offered")
 
     def __init__(self, wl: "Workload", index: int, uid: int) -> None:
         self.wl = wl
@@ -39,6 +39,7 @@ class Pod:
         self.bound_at = 0.0
         self.speed = 1.0
         self.activity = 0.0
+        self.offered = 0.0  # busy share it would need at full speed (1 for a running trainer)
         self.container_start = 0.0
         self.restarts = 0
         self.need = wl.compute_fraction
@@ -199,8 +200,12 @@ def translate_request(spec, gpus_per_pod: int, declared_mib: float, dp: DataPlan
     family = groups[0].spec.mig_family
     gpu_mem = groups[0].spec.memory_mib
     if mech == "dra":
-        return DeviceRequest("dra", "dra", gpus_per_pod, memory_mib=declared_mib, profile=unit.mig_profile)
-    if unit.mig_profile is not None or (mech == "mig" and dp.strategy == "mixed"):
+        return DeviceRequest("dra", "dra", gpus_per_pod, memory_mib=declared_mib,
+                             profile=unit.mig_profile if present_profiles else None)
+    # A MIG profile request only means something where the target nodes have MIG instances
+    # (HAMi and KAI fractions share whole GPUs in this model).
+    mig_here = bool(present_profiles) and mech not in ("hami", "kai-fraction") and dp.strategy != "none"
+    if mig_here and (unit.mig_profile is not None or dp.strategy == "mixed"):
         prof = unit.mig_profile or _mig_auto_profile(family, declared_mib, present_profiles)
         if prof is not None:
             res = migmod.profile(family, prof).resource_name if dp.strategy == "mixed" else GPU
