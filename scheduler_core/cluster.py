@@ -70,9 +70,15 @@ class DeviceRequest:
         return {self.resource: float(self.count)}
 
     def gpu_units(self) -> float:
-        """Quota in GPU units for GPU-denominated policies (Volcano/KAI queues, fairness)."""
+        """Size in GPU-equivalents for GPU-denominated policies (Volcano/KAI queues, fairness).
+
+        A MIG instance counts as its compute slices / 7 - a one-dimensional stand-in for the
+        per-resource accounting those schedulers do on ``nvidia.com/mig-<profile>``.
+        """
         if self.kind == "fraction":
             return self.fraction
+        if self.profile is not None and self.profile[0].isdigit():
+            return self.count * int(self.profile.split("g", 1)[0]) / migmod.COMPUTE_SLICES
         return float(self.count)
 
     def describe(self) -> str:
