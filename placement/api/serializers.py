@@ -9,7 +9,7 @@ from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from placement.models import Capability, Layer, Map, Project, ProjectLayer, Revision, SimulationRun, Stack
+from placement.models import Capability, Layer, Map, ProjectLayer, Revision, SimulationRun, Stack
 from placement.rules.models import ComposeRequest
 from placement.rules.models import Stack as RankedStack
 from placement.schemas import ProjectDocument
