@@ -398,6 +398,7 @@ class DeviceUnit(_Model):
     """Explicit form of the per-pod GPU request, overriding the mechanism's default translation."""
 
     mig_profile: str | None = Field(None, description="nvidia.com/mig-<profile> (mixed strategy) or DRA MIG device")
+    whole_gpu: bool = Field(False, description="ask for plain nvidia.com/gpu even on a MIG mixed-strategy node")
     gpucores: int | None = Field(None, ge=0, le=100, description="HAMi nvidia.com/gpucores (utilisation cap, %)")
     gpu_fraction: float | None = Field(None, gt=0, le=1, description="KAI gpu-fraction annotation")
 

@@ -319,6 +319,11 @@ class ClusterSimulation(Environment):
     def _advance(self) -> None:
         dt = self.now - self._t_last
         if dt > 0:
+            # Maxima count only states that lasted: a pod created and bound in one pass is not "pending".
+            if self.pending_pods > self.max_pending:
+                self.max_pending = self.pending_pods
+            if self.partial_gpus > self.max_partial:
+                self.max_partial = self.partial_gpus
             self.alloc_int += self.alloc_equiv * dt
             self.eff_int += self.eff_equiv * dt
             self.partial_int += self.partial_gpus * dt
@@ -335,16 +340,12 @@ class ClusterSimulation(Environment):
         self._advance()
         self.pending_pods += n
         self.queue_pending_units[wl.queue] = self.queue_pending_units.get(wl.queue, 0.0) + n * wl.request.gpu_units()
-        if self.pending_pods > self.max_pending:
-            self.max_pending = self.pending_pods
 
     def _partial_add(self, x: float) -> None:
         self._advance()
         self.partial_gpus += x
         if abs(self.partial_gpus) < EPS:
             self.partial_gpus = 0.0
-        if self.partial_gpus > self.max_partial:
-            self.max_partial = self.partial_gpus
 
     def _set_effective(self, pod: Pod, value: float) -> None:
         if value != pod.effective_share:

@@ -204,7 +204,8 @@ def translate_request(spec, gpus_per_pod: int, declared_mib: float, dp: DataPlan
                              profile=unit.mig_profile if present_profiles else None)
     # A MIG profile request only means something where the target nodes have MIG instances
     # (HAMi and KAI fractions share whole GPUs in this model).
-    mig_here = bool(present_profiles) and mech not in ("hami", "kai-fraction") and dp.strategy != "none"
+    mig_here = (bool(present_profiles) and mech not in ("hami", "kai-fraction") and dp.strategy != "none"
+                and not unit.whole_gpu)
     if mig_here and (unit.mig_profile is not None or dp.strategy == "mixed"):
         prof = unit.mig_profile or _mig_auto_profile(family, declared_mib, present_profiles)
         if prof is not None:

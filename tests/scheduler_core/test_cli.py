@@ -1,0 +1,60 @@
+"""Command line: run, validate, mig layouts/check; errors without tracebacks; pluggable subcommands."""
+
+import json
+import subprocess
+import sys
+
+from scheduler_core import cli
+from tests.scheduler_core.conftest import SCENARIOS
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "scheduler_core", *args], capture_output=True, text=True,
+                          cwd=SCENARIOS.parents[1], timeout=120)
+
+
+def test_run_prints_a_summary_and_writes_json(tmp_path):
+    out = tmp_path / "r.json"
+    p = run_cli("run", str(SCENARIOS / "partial-gang-default.yaml"), "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    assert "gang partial-start GPU-hours" in p.stdout
+    assert "100% simulated" in p.stderr
+    data = json.loads(out.read_text())
+    assert data["scenario"] == "partial-gang-default" and data["gangs"]["partial_start_gpu_hours"] > 0
+
+
+def test_validate_accepts_good_files_and_lists_field_errors_for_bad_ones(tmp_path):
+    assert run_cli("validate", str(SCENARIOS / "lab1-mig.yaml")).returncode == 0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nhorizon: 2 weeks\npool: {node_groups: [{name: a, gpu: H100}]}\n")
+    p = run_cli("validate", str(bad))
+    assert p.returncode != 0
+    assert "Traceback" not in p.stderr
+    assert "horizon:" in p.stderr and "pool.node_groups.0.gpu:" in p.stderr
+    p = run_cli("run", str(tmp_path / "missing.yaml"))
+    assert p.returncode != 0 and "Traceback" not in p.stderr and "cannot read" in p.stderr
+
+
+def test_mig_layouts_and_check(capsys):
+    assert cli.main(["mig", "layouts", "--gpu", "a100-40gb", "--maximal"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "4g.20gb@0 3g.20gb@4" in lines and "7g.40gb@0" in lines and len(lines) == 239
+    assert cli.main(["mig", "check", "--gpu", "a100-40gb", "3g.20gb@0", "2g.10gb@4", "1g.5gb@6"]) == 0
+    assert capsys.readouterr().out.startswith("valid: 3g.20gb@0 2g.10gb@4 1g.5gb@6")
+    assert cli.main(["mig", "check", "--gpu", "a100-40gb", "3g.20gb@0", "2g.10gb@2"]) == 1
+    assert "2g.10gb@2 overlaps 3g.20gb@0" in capsys.readouterr().out
+    assert cli.main(["mig", "check", "--gpu", "a100-80gb", "3g.40gb", "4g.40gb"]) == 1  # driver order
+    assert "creation order matters" in capsys.readouterr().out
+
+
+def test_other_modules_can_register_subcommands(capsys):
+    def registrar(sub):
+        p = sub.add_parser("hello-test")
+        p.set_defaults(func=lambda args: print("hello") or 0)
+
+    cli.register(registrar)
+    try:
+        assert cli.main(["hello-test"]) == 0
+        assert capsys.readouterr().out.strip() == "hello"
+    finally:
+        cli.REGISTRARS.remove(registrar)

@@ -1,0 +1,72 @@
+"""Scenario files: field-level errors, references, units, YAML and JSON."""
+
+import json
+
+import pytest
+
+from scheduler_core.scenario import ScenarioError, load_scenario, parse_scenario
+from tests.scheduler_core.conftest import minimal
+
+
+def errors_of(doc):
+    with pytest.raises(ScenarioError) as exc:
+        parse_scenario(doc)
+    return dict(exc.value.errors)
+
+
+def test_minimal_scenario_parses_with_durations_in_units():
+    sc = parse_scenario(minimal(horizon="1.5h"))
+    assert sc.horizon == 5400.0
+    assert sc.workloads[0].duration == 3600.0
+
+
+def test_shape_errors_are_reported_per_field():
+    doc = minimal(workloads=[{"kind": "training", "name": "a", "duration": "1x", "workers": 0},
+                             {"kind": "inference", "name": "b", "model_memory_gib": 1,
+                              "service_time": {"mean": "50ms"}, "slo": {"p99": "1s"}, "bogus": 1}])
+    errs = errors_of(doc)
+    assert "duration" in errs["workloads.0.duration"]
+    assert "greater than or equal to 1" in errs["workloads.0.workers"]
+    assert "Extra inputs" in errs["workloads.1.bogus"]
+
+
+def test_mig_layout_errors_point_at_the_layout_field():
+    doc = minimal(pool={"node_groups": [{"name": "dgx", "gpu": "A100-SXM4-40GB",
+                                         "mig": [{"layout": ["3g.20gb@0", "2g.10gb@2"]}]}]})
+    errs = errors_of(doc)
+    assert "overlaps 3g.20gb@0" in errs["pool.node_groups.0.mig.0.layout"]
+
+
+def test_cross_references_are_checked():
+    doc = minimal(workloads=[{"kind": "batch", "name": "j", "duration": 60, "node_group": "nope", "tenant": "t"}],
+                  events=[{"at": 0, "kind": "gpu_fault", "node": "dgx-9"}],
+                  stack={"control_plane": {"scheduler": "volcano"}})
+    errs = errors_of(doc)
+    assert "unknown node group 'nope'" in errs["workloads.0.node_group"]
+    assert "unknown node 'dgx-9'" in errs["events.0.node"]
+    assert any("not a Volcano queue" in m for m in errs.values())
+
+
+def test_mechanism_constraints_from_the_facts():
+    mig_pool = {"node_groups": [{"name": "dgx", "mig": [{"layout": "all-balanced"}]}]}
+    errs = errors_of(minimal(pool=mig_pool, stack={"data_plane": {"mechanism": "mps"}}))
+    assert "MPS is not supported on MIG" in errs["pool.node_groups.0.mig"]
+    errs = errors_of(minimal(stack={"data_plane": {"mechanism": "time-slicing", "time_slicing": {"replicas": 1}}}))
+    assert "greater than or equal to 2" in errs["stack.data_plane.time_slicing.replicas"]
+    errs = errors_of(minimal(stack={"control_plane": {"admission": "kueue"}}))
+    assert "kueue section" in errs["stack.control_plane"]
+
+
+def test_load_reads_yaml_and_json_and_reports_unreadable_files(tmp_path):
+    y = tmp_path / "s.yaml"
+    y.write_text("name: t\nhorizon: 1h\npool: {node_groups: [{name: a}]}\n")
+    assert load_scenario(y).name == "t"
+    j = tmp_path / "s.json"
+    j.write_text(json.dumps(minimal()))
+    assert load_scenario(j).workloads[0].name == "j"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed\n")
+    with pytest.raises(ScenarioError, match="not valid YAML"):
+        load_scenario(bad)
+    with pytest.raises(ScenarioError, match="cannot read"):
+        load_scenario(tmp_path / "missing.yaml")
