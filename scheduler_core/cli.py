@@ -142,7 +142,8 @@ def summary_table(r) -> str:
         ("pending pods mean / max", f"{f(r.utilisation.pending_pods_mean, '', 1)} / {r.utilisation.pending_pods_max}"),
         ("gang partial-start GPU-hours", f(r.gangs.partial_start_gpu_hours)),
         ("topology factor max", f(r.gangs.topology_factor.max)),
-        ("inference p50 / p99", f"{f(r.inference.p50_ms, ' ms', 1)} / {f(r.inference.p99_ms, ' ms', 1)}"),
+        ("inference p50 / p99", f"{f(r.inference.p50_ms, ' ms', 1)} / "
+                                f"{f(r.inference.p99_ms, ' ms', 1) if r.inference.p99_ms is not None or not r.inference.requests else 'unbound (unserved requests)'}"),
         ("SLO violations / services missing SLO", f"{f(r.inference.slo_violation_fraction * 100, '%', 2)} / "
                                                   f"{r.inference.services_missing_slo}"),
         ("OOM kills (collateral) / max blast", f"{r.oom.kills} ({r.oom.collateral_kills}) / {r.oom.max_blast_radius}"),
@@ -158,7 +159,8 @@ def summary_table(r) -> str:
         lines.append("")
         lines.append(f"{'service'.ljust(24)} {'mech':>12} {'p50 ms':>9} {'p99 ms':>9} {'SLO ms':>8} {'viol %':>7} {'OOM':>4}")
         for s in r.inference.services[:30]:
-            lines.append(f"{s.name[:24].ljust(24)} {s.mechanism:>12} {f(s.p50_ms, '', 1):>9} {f(s.p99_ms, '', 1):>9} "
+            p99 = f(s.p99_ms, '', 1) if s.p99_ms is not None or s.requests == 0 else "unbound"
+            lines.append(f"{s.name[:24].ljust(24)} {s.mechanism:>12} {f(s.p50_ms, '', 1):>9} {p99:>9} "
                          f"{f(s.slo_p99_ms, '', 0):>8} {f(s.slo_violation_fraction * 100, '', 2):>7} {s.oom_kills:>4}")
     if r.fairness.tenants and len(r.fairness.tenants) > 1:
         lines.append("")

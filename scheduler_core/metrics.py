@@ -100,7 +100,7 @@ class ServiceMetrics(_Out):
     replicas: int
     requests: float
     p50_ms: float | None
-    p99_ms: float | None
+    p99_ms: float | None = Field(description="null when more than 1% of requests were unserved (unbounded tail)")
     slo_p99_ms: float
     slo_violation_fraction: float
     slo_met: bool

@@ -596,6 +596,12 @@ def check_references(sc: Scenario) -> list[tuple[str, str]]:
                          f"{dp.mechanism} on MIG-enabled GPUs (HAMi dynamic-MIG mode) is not modelled; use mechanism mig"))
         if dp.mechanism == "mig" and not layouts:
             errs.append((f"pool.node_groups.{gi}.mig", "mechanism 'mig' needs MIG enabled on some GPUs of this group"))
+    uses_fractions = stack.data_plane.mechanism == "kai-fraction" or any(
+        d.mechanism == "kai-fraction" for d in stack.node_group_data_plane.values())
+    if uses_fractions and not (stack.control_plane.scheduler == "kai" and stack.control_plane.kai is not None
+                               and stack.control_plane.kai.gpu_sharing):
+        errs.append(("stack.data_plane.mechanism", "kai-fraction needs scheduler 'kai' with kai.gpu_sharing: true "
+                                                   "(fractions are KAI scheduler accounting, §6.5)"))
     tenants = {t.name for t in sc.tenant_list()}
     if len({t.name for t in sc.tenants}) != len(sc.tenants):
         errs.append(("tenants", "tenant names must be unique"))
