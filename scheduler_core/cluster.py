@@ -29,7 +29,7 @@ device plugin is not registered.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
 from scheduler_core import mig as migmod

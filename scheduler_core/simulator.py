@@ -18,14 +18,13 @@ times and the OOM watch), so the piecewise-constant accounting stays exact.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from typing import Callable, Iterable
 
-from scheduler_core.cluster import DeviceContext, DeviceRequest, Node
+from scheduler_core.cluster import DeviceContext, Node
 from scheduler_core.engine import Environment, Priority
 from scheduler_core.interference import speed_in, topology_factor
-from scheduler_core.latency import LatencyGrid, ServiceLatency, quantile
+from scheduler_core.latency import LatencyGrid, ServiceLatency
 from scheduler_core import metrics as M
 from scheduler_core.scenario import InferenceWorkload, Scenario
 from scheduler_core.workloads import Pod, Workload, expand_workloads
@@ -1371,6 +1370,3 @@ def _crossing(pods: list[Pod], limit: float, now: float) -> float | None:
         rate -= r
     return None
 
-
-def scenario_digest(sc: Scenario) -> str:
-    return hashlib.sha256(sc.model_dump_json().encode()).hexdigest()
