@@ -116,6 +116,10 @@ ATLAS_CATALOG_DIR = BASE_DIR / "fixtures" / "catalog"
 # Reading needs a login unless this opens read access to anonymous users (the embedded default does).
 ATLAS_ANONYMOUS_READ = env_bool("ATLAS_ANONYMOUS_READ", True)
 
+# The API's project list pages are cached per process and re-check the catalog version at most
+# this often (seconds); 0 checks on every request.
+ATLAS_API_LIST_RECHECK_SECONDS = float(os.environ.get("ATLAS_API_LIST_RECHECK_SECONDS", "1"))
+
 # Simulation runs: a run whose worker wrote no progress for this long is requeued (once) or failed.
 ATLAS_RUN_HEARTBEAT_TIMEOUT = int(os.environ.get("ATLAS_RUN_HEARTBEAT_TIMEOUT", "120"))
 ATLAS_RUN_MAX_ATTEMPTS = int(os.environ.get("ATLAS_RUN_MAX_ATTEMPTS", "2"))

@@ -112,7 +112,7 @@ class _Strict(BaseModel):
 
 class Source(_Strict):
     title: ShortText
-    url: Annotated[str, StringConstraints(pattern=r"^(https?://\S+|seeds/\S+|reference/\S+)$")]
+    url: Annotated[str, StringConstraints(pattern=r"^(https?://\S+|seeds/\S+|reference/\S+)$", max_length=1000)]
     tag: SourceTag = SourceTag.VERIFIED
 
 
@@ -211,7 +211,7 @@ class ProjectDocument(_Strict):
     slug: Slug
     name: ShortText
     kind: Kind
-    homepage: Annotated[str, StringConstraints(pattern=r"^https?://\S+$")]
+    homepage: Annotated[str, StringConstraints(pattern=r"^https?://\S+$", max_length=500)]
     summary: Text
     placement: Placement
 

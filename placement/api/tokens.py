@@ -6,14 +6,10 @@ itself. The grant is a write, checked like every other one with `services.access
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
-from django.db import transaction
-from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.authtoken.models import Token
-from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
@@ -25,30 +21,7 @@ from placement.api.serializers import (
     TokenSerializer,
     TokenStatusSerializer,
 )
-from placement.models import ApiAccess
-from placement.services.access import require
-
-
-@transaction.atomic
-def token_rotate(*, user) -> Token:
-    """A fresh key for `user`; the old one stops working at once."""
-    Token.objects.filter(user=user).delete()
-    return Token.objects.create(user=user)
-
-
-@transaction.atomic
-def token_grant(*, user, username: str, can_write: bool) -> ApiAccess:
-    """Reviewers and admins decide whether a user's token may write."""
-    require(user, "review")
-    target = get_user_model().objects.filter(username=username).first()
-    if target is None:
-        raise ValidationError({"username": [f"No user {username!r}."]})
-    access, _ = ApiAccess.objects.get_or_create(user=target)
-    access.token_can_write = can_write
-    access.granted_by = user
-    access.granted_at = timezone.now()
-    access.save()
-    return access
+from placement.services.access import token_grant, token_rotate
 
 
 class TokenView(AtlasViewMixin, generics.GenericAPIView):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Max, Prefetch, QuerySet
+from django.db.models import Count, Max, Prefetch, QuerySet
 
 from placement.models import Capability, Layer, Map, Project, ProjectLayer
 from placement.schemas import (
@@ -81,11 +81,9 @@ def catalog_documents() -> list[ProjectDocument]:
 
 def catalog_version() -> str:
     """Changes whenever any project is written: the rules engine rebuilds its graph on change."""
-    accepted = Project.objects.filter(accepted=True)
-    agg = accepted.aggregate(latest=Max("updated_at"))
-    count = accepted.count()
+    agg = Project.objects.filter(accepted=True).aggregate(latest=Max("updated_at"), count=Count("id"))
     latest = agg["latest"].isoformat() if agg["latest"] else "empty"
-    return f"{count}:{latest}"
+    return f"{agg['count']}:{latest}"
 
 
 def project_list_queryset() -> QuerySet[Project]:

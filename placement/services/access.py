@@ -6,7 +6,10 @@ Roles are Django groups: reader, architect, reviewer. Superusers are admins and 
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
 
 READER = "reader"
 ARCHITECT = "architect"
@@ -56,3 +59,29 @@ def can(user, action: str) -> bool:
 def require(user, action: str) -> None:
     if not can(user, action):
         raise PermissionDenied(ACTION_REASONS[action])
+
+
+@transaction.atomic
+def token_rotate(*, user):
+    """A fresh API key for `user`; the old one stops working at once."""
+    from rest_framework.authtoken.models import Token
+
+    Token.objects.filter(user=user).delete()
+    return Token.objects.create(user=user)
+
+
+@transaction.atomic
+def token_grant(*, user, username: str, can_write: bool):
+    """Reviewers and admins decide whether a user's token may write."""
+    from placement.models import ApiAccess
+
+    require(user, "review")
+    target = get_user_model().objects.filter(username=username).first()
+    if target is None:
+        raise ValidationError({"username": [f"No user {username!r}."]})
+    access, _ = ApiAccess.objects.get_or_create(user=target)
+    access.token_can_write = can_write
+    access.granted_by = user
+    access.granted_at = timezone.now()
+    access.save()
+    return access

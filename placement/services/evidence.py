@@ -81,6 +81,13 @@ def _run_for(user, stack, scenario_name, document, seed, sweep) -> tuple[Simulat
         scenario = scenario_for_stack(stack, scenario_name=scenario_name, document=document, seed=seed)
     except ScenarioInvalid as exc:
         raise ValidationError(exc.field_errors) from None
+    problems = {}
+    if len(scenario.name) > 200:
+        problems["scenario.name"] = ["A scenario name has at most 200 characters."]
+    if not 0 <= scenario.seed < 2**63:
+        problems["scenario.seed"] = ["A seed is a whole number between 0 and 2**63 - 1."]
+    if problems:
+        raise ValidationError(problems)
     scenario_json = scenario.model_dump(mode="json")
     fingerprint = _fingerprint(stack, scenario_json, scenario.seed)
     existing = (
