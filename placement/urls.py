@@ -13,6 +13,7 @@ urlpatterns = [
     path("projects/<slug:slug>/", catalog.project_detail, name="project-detail"),
     path("projects/<slug:slug>/edit/", catalog.project_edit, name="project-edit"),
     path("projects/<slug:slug>/history/", review.project_history, name="project-history"),
+    path("projects/<slug:slug>/misuse/", stacks.misuse_check, name="project-misuse"),
     path("review/", review.review_queue, name="review-queue"),
     path("revisions/<int:pk>/", review.revision_detail, name="revision-detail"),
     path("revisions/<int:pk>/edit/", review.revision_edit, name="revision-edit"),

@@ -95,3 +95,15 @@ def stack_detail(request, pk: int):
             "other_stacks": Stack.objects.exclude(pk=stack.pk)[:50],
         },
     )
+
+
+@read_required
+def misuse_check(request, slug: str):
+    """Ask a project for a capability: does its layer own it, and if not, who does (htmx fragment)."""
+    capability = request.GET.get("capability", "")
+    verdict, errors = None, {}
+    try:
+        verdict = rules_services.misuse_check(slug, capability)
+    except ValidationError as exc:
+        errors = exc.message_dict
+    return render(request, "placement/_misuse_verdict.html", {"verdict": verdict, "errors": errors})

@@ -77,3 +77,18 @@ def test_saving_garbage_is_refused_with_a_message_not_a_500(client, architect):
     response = client.post("/stacks/save/", {"request": json.dumps({"profile": "quantum"}), "rank": "1"}, follow=True)
     assert "profile" in response.content.decode()
     assert not Stack.objects.exists()
+
+
+def test_asking_kueue_to_raise_gpu_utilisation_is_flagged_with_the_owning_layer(client):
+    fragment = client.get("/projects/kueue/misuse/?capability=raise-per-gpu-utilisation", **HTMX).content.decode()
+    assert "Misuse:" in fragment and "L4" in fragment and "Ask instead" in fragment
+
+
+def test_asking_volcano_for_gang_scheduling_is_the_right_layer(client):
+    fragment = client.get("/projects/volcano/misuse/?capability=gang-scheduling", **HTMX).content.decode()
+    assert "Right layer:" in fragment
+
+
+def test_unknown_capability_is_named_in_the_error(client):
+    fragment = client.get("/projects/volcano/misuse/?capability=teleport", **HTMX).content.decode()
+    assert "capability" in fragment and "teleport" in fragment
