@@ -63,72 +63,111 @@ def _mapped(section: str, slug: str | None, slot: str) -> str:
     return table[slug]
 
 
-def _tenant_shares(data: dict, total_gpus: int) -> list[tuple[str, float, int]]:
+def _tenant_shares(data: dict) -> list[tuple[str, float]]:
+    """(tenant, weight share) for declared tenants and tenants only named by workloads."""
     weights: dict[str, float] = {t["name"]: float(t.get("weight", 1)) for t in data.get("tenants", []) or []}
     for workload in data.get("workloads", []) or []:
         weights.setdefault(workload.get("tenant", "default"), 1.0)
     if not weights:
         weights = {"default": 1.0}
     total = sum(weights.values())
-    return [(name, w, max(1, round(total_gpus * w / total))) for name, w in weights.items()]
+    return [(name, w / total) for name, w in weights.items()]
 
 
-def _total_gpus(data: dict) -> int:
-    return sum(int(g.get("count", 1)) * int(g.get("gpus_per_node", 8)) for g in data.get("pool", {}).get("node_groups", []))
+def _assign_data_planes(data: dict, mechanisms: list[str]) -> dict:
+    """Give every node group of the scenario one of the stack's mechanisms.
+
+    One mechanism: every group gets it; MIG is switched on (`all-balanced`, mig-parted's shipped
+    mixed layout) where the stack needs MIG and the scenario has none, and switched off where the
+    stack does not use MIG. Several (a mixed stack: pools by isolation level): groups with MIG
+    keep it for the MIG pool, the others get the shared mechanism; a scenario with no MIG group
+    cannot host the MIG pool and is refused with that reason.
+    """
+    groups = [dict(g) for g in data.get("pool", {}).get("node_groups", [])]
+    per_group: dict[str, dict] = {}
+    distinct = list(dict.fromkeys(mechanisms))
+    if len(distinct) == 1:
+        mechanism = distinct[0]
+        for g in groups:
+            if mechanism == "mig" and not g.get("mig"):
+                g["mig"] = [{"devices": "all", "layout": "all-balanced"}]
+            elif mechanism != "mig" and g.get("mig"):
+                g["mig"] = []
+        default = {"mechanism": mechanism}
+    else:
+        shared = next((m for m in distinct if m != "mig"), distinct[0])
+        mig_groups = [g["name"] for g in groups if g.get("mig")]
+        if "mig" in distinct and not mig_groups:
+            raise ScenarioInvalid({"scenario_name": [
+                "This stack keeps a MIG pool and a shared pool, but the scenario's pool has no MIG-enabled "
+                "node group to host the MIG pool; pick a scenario with one (e.g. form-c-mig-hami-volcano)."
+            ]})
+        per_group = {name: {"mechanism": "mig"} for name in mig_groups}
+        default = {"mechanism": shared}
+    data = dict(data)
+    data["pool"] = {**data.get("pool", {}), "node_groups": groups}
+    return {"data": data, "default": default, "per_group": per_group}
+
+
+def _kueue_for(data: dict, shares: list[tuple[str, float]]) -> dict:
+    """One ClusterQueue per tenant in one cohort, nominal quota of every advertised resource by
+    tenant weight, reclaim within the cohort (seeds/000 paradigm C)."""
+    from scheduler_core.capacity import advertised_capacity
+    from scheduler_core.scenario import ScenarioError, parse_scenario
+
+    # Probe the pool as the stack's data planes expose it (admission does not change what nodes advertise).
+    probe = {**data, "stack": {**data["stack"], "control_plane": {**data["stack"].get("control_plane", {}), "admission": "none", "kueue": None}}}
+    try:
+        capacity = advertised_capacity(parse_scenario(probe))
+    except ScenarioError:
+        capacity = {}  # the full validation below reports what is wrong
+    return {
+        "cluster_queues": [
+            {
+                "name": name,
+                "cohort": "atlas",
+                "flavors": [{"name": "default", "quotas": {r: {"nominal": round(total * share, 3)} for r, total in capacity.items()}}],
+                "preemption": {"reclaim_within_cohort": "Any"},
+                "fair_sharing_weight": share,
+            }
+            for name, share in shares
+        ],
+    }
 
 
 def _apply_stack(data: dict, stack: Stack) -> dict:
     composition = stack.composition
-    scheduler = _mapped("scheduler", _slot_slug(composition, "scheduling_policy") or "kube-scheduler", "scheduling_policy")
-    admission = _mapped("admission", _slot_slug(composition, "admission_quota"), "admission_quota") if _slot_slug(
-        composition, "admission_quota"
-    ) else "none"
+    scheduler_slug = _slot_slug(composition, "scheduling_policy") or "kube-scheduler"
+    admission_slug = _slot_slug(composition, "admission_quota")
+    scheduler = _mapped("scheduler", scheduler_slug, "scheduling_policy")
+    admission = _mapped("admission", admission_slug, "admission_quota") if admission_slug else "none"
     pools = composition.get("pools", [])
     mechanisms = [_mapped("data_plane", pool.get("data_plane"), f"pool {pool.get('name')}") for pool in pools] or ["whole"]
 
+    planes = _assign_data_planes(data, mechanisms)
+    data = planes["data"]
     stack_section = dict(data.get("stack") or {})
+    stack_section["name"] = stack.name[:200]
+    stack_section["data_plane"] = planes["default"]
+    stack_section["node_group_data_plane"] = planes["per_group"]
+    data["stack"] = stack_section
+
     control = dict(stack_section.get("control_plane") or {})
     control["scheduler"] = scheduler
     control["admission"] = admission
-    shares = _tenant_shares(data, _total_gpus(data))
-    if admission == "kueue" and not control.get("kueue"):
-        control["kueue"] = {
-            "cluster_queues": [
-                {
-                    "name": f"cq-{name}",
-                    "cohort": "atlas",
-                    "flavors": [{"name": "default", "quotas": {"nvidia.com/gpu": {"nominal": gpus}}}],
-                    "preemption": {"reclaim_within_cohort": "Any"},
-                    "fair_sharing_weight": weight,
-                }
-                for name, weight, gpus in shares
-            ],
-            "local_queues": {name: f"cq-{name}" for name, _, _ in shares},
-        }
+    shares = _tenant_shares(data)
+    # Queue sections the scenario already has are kept: they are the scenario's organisation.
     if scheduler == "volcano" and not (control.get("volcano") or {}).get("queues"):
         volcano = dict(control.get("volcano") or {})
-        volcano["queues"] = [{"name": name, "weight": max(1, round(weight))} for name, weight, _ in shares]
+        volcano["queues"] = [{"name": name, "weight": max(1, round(share * 100))} for name, share in shares]
         volcano.setdefault("actions", ["enqueue", "allocate", "backfill", "reclaim"])
         control["volcano"] = volcano
     if scheduler == "kai" and not control.get("kai"):
-        control["kai"] = {"queues": [{"name": name, "quota": gpus} for name, _, gpus in shares]}
+        total = sum(int(g.get("count", 1)) * int(g.get("gpus_per_node", 8)) for g in data["pool"].get("node_groups", []))
+        control["kai"] = {"queues": [{"name": name, "quota": round(total * share, 3)} for name, share in shares]}
     stack_section["control_plane"] = control
-    stack_section["name"] = stack.name[:200]
-
-    # One data plane for the whole pool, or (mixed stacks) MIG on MIG-enabled groups, the other
-    # mechanism elsewhere: pools by isolation level (seeds/002 form C).
-    groups = data.get("pool", {}).get("node_groups", [])
-    if len(set(mechanisms)) == 1:
-        stack_section["data_plane"] = {**(stack_section.get("data_plane") or {}), "mechanism": mechanisms[0]}
-        stack_section["node_group_data_plane"] = {}
-    else:
-        non_mig = next((m for m in mechanisms if m != "mig"), mechanisms[0])
-        stack_section["data_plane"] = {"mechanism": non_mig}
-        stack_section["node_group_data_plane"] = {
-            g["name"]: {"mechanism": "mig"} for g in groups if g.get("mig") and "mig" in mechanisms
-        }
-    data = dict(data)
-    data["stack"] = stack_section
+    if admission == "kueue" and not control.get("kueue"):
+        control["kueue"] = _kueue_for(data, shares)
     return data
 
 
