@@ -2,11 +2,14 @@
 placement goes through a proposal and a review, so the admin cannot bypass the review board."""
 
 from django.contrib import admin
+from django.db import models
 
 from placement.models import Capability, Layer, Map, Project, Revision
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
     def has_add_permission(self, request, obj=None):
         return False
 
