@@ -8,14 +8,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from django.conf import settings
-from django.contrib.auth.models import Group, User
-from django.core.management import call_command
 
-CATALOG_DIR = Path(settings.ATLAS_CATALOG_DIR)
+# Django is imported inside the fixtures, so the pure packages' tests (tests/rules,
+# tests/scheduler_core) also run alone with `-p no:django`.
+CATALOG_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "catalog"
 
 
 def load_catalog() -> None:
+    from django.core.management import call_command
+
     from placement.services.catalog import catalog_import
 
     call_command("seed_roles")
@@ -36,7 +37,9 @@ def ensure_catalog(transactional_db):
         load_catalog()
 
 
-def make_user(username: str, role: str | None = None, **extra) -> User:
+def make_user(username: str, role: str | None = None, **extra):
+    from django.contrib.auth.models import Group, User
+
     user = User.objects.create_user(username=username, password="pw-" + username, **extra)
     if role:
         group, _ = Group.objects.get_or_create(name=role)
