@@ -183,6 +183,7 @@ class Policy:
             return self.queue.keys()
         return [k for k in self.queue.keys() if k in self.new_keys]
 
+
     def end_pass(self) -> None:
         self.new_keys.clear()
 
@@ -221,3 +222,17 @@ class Policy:
         if wl.topology_required is not None:
             return "pack", wl.topology_required
         return default, None
+
+
+class QueuedPolicy(Policy):
+    """Base of schedulers with their own queues (Volcano, KAI): buckets are keyed by queue first,
+    and new work in a queue re-tries every bucket of that queue, since it changes the queue's share."""
+
+    def key(self, wl: "Workload") -> Hashable:
+        return (wl.queue, wl.priority, wl.shape(), wl.pods_total, wl.min_member)
+
+    def pass_keys(self) -> list[Hashable]:
+        if self.sim.full_pass:
+            return self.queue.keys()
+        queues = {k[0] for k in self.new_keys}
+        return [k for k in self.queue.keys() if k[0] in queues]

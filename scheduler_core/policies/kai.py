@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scheduler_core.metrics import water_fill
-from scheduler_core.policies.base import Policy
+from scheduler_core.policies.base import QueuedPolicy
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
@@ -36,7 +36,7 @@ INF = float("inf")
 PREEMPTIBLE_BELOW = 100
 
 
-class KaiScheduler(Policy):
+class KaiScheduler(QueuedPolicy):
     name = "kai"
 
     def __init__(self, sim) -> None:
@@ -48,15 +48,6 @@ class KaiScheduler(Policy):
             self.children.setdefault(q.parent, []).append(q.name)
         self.leaves = [q.name for q in self.cfg.queues if q.name not in self.children]
         self.fair: dict[str, float] = {q: 0.0 for q in self.qspec}
-
-    def pass_keys(self) -> list:
-        if self.sim.full_pass:
-            return self.queue.keys()
-        queues = {k[0] for k in self.new_keys}
-        return [k for k in self.queue.keys() if k[0] in queues]
-
-    def key(self, wl: "Workload"):
-        return (wl.queue, wl.priority, wl.shape(), wl.pods_total, wl.min_member)
 
     # -- fair share ---------------------------------------------------------------
     def _leaf_demand(self) -> dict[str, float]:

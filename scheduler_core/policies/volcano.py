@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scheduler_core.metrics import water_fill
-from scheduler_core.policies.base import Policy
+from scheduler_core.policies.base import QueuedPolicy
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 INF = float("inf")
 
 
-class VolcanoScheduler(Policy):
+class VolcanoScheduler(QueuedPolicy):
     name = "volcano"
 
     def __init__(self, sim) -> None:
@@ -48,15 +48,6 @@ class VolcanoScheduler(Policy):
         self.inqueue: set[int] = set()
         self._by_uid: dict[int, "Workload"] = {}
         self.deserved: dict[str, float] = {q: 0.0 for q in self.queues}
-
-    def pass_keys(self) -> list:
-        if self.sim.full_pass:
-            return self.queue.keys()
-        queues = {k[0] for k in self.new_keys}
-        return [k for k in self.queue.keys() if k[0] in queues]
-
-    def key(self, wl: "Workload"):
-        return (wl.queue, wl.priority, wl.shape(), wl.pods_total, wl.min_member)
 
     def remove(self, wl: "Workload") -> None:
         super().remove(wl)
