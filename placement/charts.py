@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-LAYOUT = {"margin": {"l": 60, "r": 20, "t": 40, "b": 50}, "height": 320, "legend": {"orientation": "h"}}
+LAYOUT = {"margin": {"l": 60, "r": 20, "t": 40, "b": 90}, "height": 360, "legend": {"orientation": "h", "y": -0.3}}
 
 
-def _figure(title: str, data: list[dict], xaxis: str, yaxis: str, **layout: Any) -> dict:
+def _figure(title: str, data: list[dict], x_title: str, y_title: str, x_from_zero: bool = False, **layout: Any) -> dict:
+    xaxis: dict[str, Any] = {"title": {"text": x_title}}
+    if x_from_zero:
+        xaxis["rangemode"] = "nonnegative"
     return {
         "data": data,
-        "layout": {**LAYOUT, "title": {"text": title}, "xaxis": {"title": {"text": xaxis}}, "yaxis": {"title": {"text": yaxis}}, **layout},
+        "layout": {**LAYOUT, "title": {"text": title}, "xaxis": xaxis, "yaxis": {"title": {"text": y_title}}, **layout},
     }
 
 
@@ -25,25 +28,26 @@ def _hours(ts: list[float]) -> list[float]:
     return [round(t / 3600.0, 4) for t in ts]
 
 
+def _ms_text(value: float | None) -> str:
+    # A missing P99 means more than 1% of requests were never served: the tail is unbounded.
+    return "unbounded" if value is None else f"{value:.1f} ms"
+
+
 def latency_cdf(metrics: dict, label: str = "") -> tuple[list[dict], list[float]]:
-    """Per service, the latency CDF through its known quantiles; the SLOs as vertical lines."""
+    """Per service, the latency CDF from its reported quantiles; the P99 SLOs as vertical lines."""
     traces, slos = [], []
     for service in (metrics.get("inference") or {}).get("services", []):
-        points = [(0.0, 0.0)]
-        for q, key in ((0.5, "p50_ms"), (0.99, "p99_ms")):
-            if service.get(key) is not None:
-                points.append((service[key], q))
+        points = [tuple(p) for p in service.get("latency_cdf_ms") or []]
         if len(points) < 2:
             continue
-        points.append((points[-1][0], 1.0))
         traces.append(
             {
                 "type": "scatter",
                 "mode": "lines+markers",
-                "name": f"{label}{service['name']} (P50 {service.get('p50_ms')}, P99 {service.get('p99_ms')} ms)",
+                "name": f"{label}{service['name']} (P50 {_ms_text(service.get('p50_ms'))}, P99 {_ms_text(service.get('p99_ms'))})",
                 "x": [p[0] for p in points],
                 "y": [p[1] for p in points],
-                "line": {"shape": "linear"},
+                "line": {"shape": "spline"},
             }
         )
         slos.append(service.get("slo_p99_ms"))
@@ -99,7 +103,8 @@ def run_charts(run) -> list[dict]:
     if waits:
         charts.append(
             _chart(key, "wait", "Queue-wait distribution",
-                   _figure("Queue wait", [{"type": "histogram", "x": waits, "name": "workloads"}], "minutes", "workloads"))
+                   _figure("Queue wait", [{"type": "histogram", "x": waits, "name": "workloads", "xbins": {"start": 0}}],
+                           "minutes", "workloads", x_from_zero=True))
         )
     fairness = (metrics.get("fairness") or {}).get("tenants", [])
     if fairness:

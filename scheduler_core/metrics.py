@@ -102,6 +102,8 @@ class ServiceMetrics(_Out):
     p50_ms: float | None
     p99_ms: float | None = Field(description="null when more than 1% of requests were unserved (unbounded tail)")
     slo_p99_ms: float
+    latency_cdf_ms: list[tuple[float, float]] = Field(
+        default_factory=list, description="(latency ms, fraction of requests at or below) at fixed quantiles, for CDF plots")
     slo_violation_fraction: float
     slo_met: bool
     unserved_requests: float

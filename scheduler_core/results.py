@@ -10,6 +10,9 @@ import numpy as np
 from scheduler_core import metrics as M
 from scheduler_core.latency import quantile
 
+# Quantiles at which each service's latency CDF is reported (enough for a smooth plot, bounded size).
+CDF_QUANTILES = (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999)
+
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.simulator import ClusterSimulation
 
@@ -56,6 +59,14 @@ def build_result(sim: "ClusterSimulation") -> M.SimulationResult:
         pending_pods_mean=r(sim.pending_int / horizon) or 0.0,
         pending_pods_max=sim.max_pending)
 
+    def cdf_points(hist) -> list[tuple[float, float]]:
+        points = []
+        for q in CDF_QUANTILES:
+            ms = _ms(quantile(sim.grid, hist, q))
+            if ms is not None:
+                points.append((ms, q))
+        return points
+
     svc_out = []
     total_hist = sim.grid.new_hist()
     req_total = viol_total = 0.0
@@ -74,7 +85,8 @@ def build_result(sim: "ClusterSimulation") -> M.SimulationResult:
         svc_out.append(M.ServiceMetrics(
             name=w.name, tenant=w.tenant, mechanism=mech, replicas=w.pods_total, requests=r(lat.requests) or 0.0,
             p50_ms=_ms(quantile(sim.grid, lat.hist, 0.5)), p99_ms=_ms(p99),
-            slo_p99_ms=r(w.spec.slo.p99 * 1000.0), slo_violation_fraction=r(frac) or 0.0, slo_met=met,
+            slo_p99_ms=r(w.spec.slo.p99 * 1000.0), latency_cdf_ms=cdf_points(lat.hist),
+            slo_violation_fraction=r(frac) or 0.0, slo_met=met,
             unserved_requests=r(lat.unserved) or 0.0, overload_seconds=r(lat.overload_seconds) or 0.0,
             oom_kills=st.oom_kills))
     inference = M.InferenceMetrics(
