@@ -105,6 +105,13 @@ class LayerRow:
     cells: list[MapCell]
 
 
+def pending_project_ids() -> set[int]:
+    """Projects with a proposal waiting for review (the map marks them)."""
+    from placement.models import Revision
+
+    return set(Revision.objects.filter(status=Revision.PROPOSED).values_list("project_id", flat=True))
+
+
 def layer_map_grid(map_slug: str = "control-plane", column_map: str = "planes") -> tuple[list[Layer], list[LayerRow]]:
     """Rows are the layers of `map_slug`, columns the layers of `column_map` (the planes)."""
     columns = list(Layer.objects.filter(map__slug=column_map).order_by("order"))

@@ -13,6 +13,7 @@ from placement.schemas import ENFORCEMENT_POINT_LABELS, RESOURCE_UNIT_LABELS
 from placement.selectors.catalog import (
     catalog_vocabulary,
     layer_map_grid,
+    pending_project_ids,
     project_document,
     project_list_queryset,
 )
@@ -23,7 +24,7 @@ from placement.views.common import action_required, apply_service_errors, read_r
 @read_required
 def home(request):
     columns, rows = layer_map_grid()
-    return render(request, "placement/home.html", {"columns": columns, "rows": rows})
+    return render(request, "placement/home.html", {"columns": columns, "rows": rows, "pending": pending_project_ids()})
 
 
 @read_required

@@ -125,3 +125,10 @@ def test_review_queue_lists_pending_proposals_with_counts(client, architect):
     review.revision_propose(Project.objects.get(slug="kueue"), changed_kueue("Queued."), user=architect, reason="queue me")
     html = client.get("/review/").content.decode()
     assert "queue me" in html and "proposed (1)" in html
+
+
+def test_layer_map_marks_projects_with_a_change_pending_review(client, architect):
+    assert "pending review</span>" not in client.get("/").content.decode()
+    review.revision_propose(Project.objects.get(slug="kueue"), changed_kueue("Pending."), user=architect, reason="mark me")
+    html = client.get("/").content.decode()
+    assert html.count("pending review</span>") == 1
