@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import OrderedDict
 
 from django.conf import settings
 from django.db.models.fields.json import KeyTransform
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema
 from rest_framework import filters, generics, status
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from placement.api.base import AtlasViewMixin, LazyDjangoFilterBackend, parse_body
@@ -184,11 +187,14 @@ class ProjectList(AtlasViewMixin, generics.ListAPIView):
         changes only by reviewed writes, and every accepted write moves `catalog_version()`.
         Misses compute the page with `list_page`."""
         key = (_LIST_CACHE.current_version(), request.get_host(), request.get_full_path())
-        data = _LIST_CACHE.get(key)
-        if data is None:
-            data = self.list_page(request).data
-            _LIST_CACHE.put(key, data)
-        return Response(data)
+        body = _LIST_CACHE.get(key)
+        if body is None:
+            # Cached as rendered JSON: a hit then costs neither queries nor serialisation.
+            body = JSONRenderer().render(self.list_page(request).data)
+            _LIST_CACHE.put(key, body)
+        if getattr(request, "accepted_renderer", None) is None or request.accepted_renderer.format == "json":
+            return HttpResponse(body, content_type="application/json")
+        return Response(json.loads(body))  # the browsable API renders the same page
 
     def list_page(self, request):
         """The selector's queryset, filtered, searched and ordered; then rows as plain values.
