@@ -39,6 +39,7 @@ test-fast: install
 	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) -m pytest -m "not worker and not browser" $(PYTEST_ARGS)
 
 bench: install
+	@command -v wrk >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }
 	$(PY) benchmarks/rules_bench.py
 	$(PY) benchmarks/sim_bench.py all
 	$(PY) benchmarks/api_bench.py
