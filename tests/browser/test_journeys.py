@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import re
 import time
-import warnings
 
 import pytest
 from playwright.sync_api import expect
@@ -92,24 +91,13 @@ def test_architect_proposes_with_a_mistake_fixes_it_and_a_reviewer_accepts_it_on
 
 
 @pytest.fixture
-def builtin_scenario(tmp_path, monkeypatch):
-    """The first built-in scenario is what the journey runs. While fixtures/scenarios/ is still
-    empty (another change fills it), a stand-in written here takes its place, with a warning."""
-    from placement.selectors import evidence as evidence_selectors
+def builtin_scenario():
+    """The journey runs the first built-in scenario offered on the stack page."""
+    from placement.selectors.evidence import builtin_scenarios
 
-    if evidence_selectors.builtin_scenarios():
-        yield evidence_selectors.builtin_scenarios()[0].name
-        return
-    import yaml
-
-    from tests.evidence.scenarios import batch_scenario
-
-    warnings.warn("fixtures/scenarios/ has no built-in scenario: the simulation journey runs a stand-in", stacklevel=1)
-    (tmp_path / "stand-in.yaml").write_text(yaml.safe_dump(batch_scenario(6000, nodes=32, name="Stand-in batch and chat")))
-    monkeypatch.setattr(evidence_selectors, "SCENARIO_DIR", tmp_path)
-    evidence_selectors.builtin_scenarios.cache_clear()
-    yield "stand-in"
-    evidence_selectors.builtin_scenarios.cache_clear()
+    scenarios = builtin_scenarios()
+    assert scenarios, "fixtures/scenarios/ must ship built-in scenarios"
+    return scenarios[0].name
 
 
 def test_architect_composes_saves_and_simulates_a_latency_sensitive_inference_stack(page, worker_factory, builtin_scenario):
