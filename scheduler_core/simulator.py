@@ -522,6 +522,10 @@ class ClusterSimulation(Environment):
     def bind_pod(self, wl: Workload, node: Node, ctxs: list[DeviceContext]) -> Pod | None:
         """Bind one pending pod; the kubelet may reject it (UnexpectedAdmissionError)."""
         self._advance()
+        if wl.kind == "inference":
+            # Close the interval with the replicas that served it: until now this pod was not
+            # serving, and while no replica ran, every request went unserved.
+            self._flush_service(wl)
         self._pod_seq += 1
         pod = Pod(wl, len(wl.pods), self._pod_seq)
         wl.pending -= 1

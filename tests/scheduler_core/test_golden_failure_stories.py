@@ -83,6 +83,16 @@ def test_kueue_quotas_or_volcano_proportion_feed_team_b(run_builtin):
     assert service(kueue, "b-search").slo_met
 
 
+def test_volcano_proportion_without_reclaim_does_not_rescue_the_pending_service(run_builtin):
+    # Proportion only stops A's queue from taking *more*; with the chart's default actions (no
+    # reclaim) nothing running is preempted, so b-search waits for A's first jobs to end (~2.7 h)
+    # and the requests of that time are unserved: the service misses its SLO.
+    r = run_builtin("starved-tenant-volcano")
+    b = service(r, "b-search")
+    assert workload(r, "b-search").queue_wait > 2 * 3600
+    assert b.unserved_requests > 0.09 * b.requests and not b.slo_met and b.p99_ms is None
+
+
 # 5. Device plugin lifecycle -----------------------------------------------------------------
 def test_pods_on_a_node_without_its_device_plugin_fail_admission(run_builtin):
     r = run_builtin("device-plugin-default")
