@@ -312,15 +312,25 @@ class ModelParameters(_Model):
         30.0, description="[U §1.4] node-level drain per re-partition; MISO's simulator default 30 s")
     driver_slot_choice: Literal["lowest", "highest"] = Field(
         "lowest", description="[U §1.1] free slot the driver picks for an instance created without placement")
-    restart_backoff: Duration = Field(10.0, description="[U] kubelet CrashLoopBackOff first delay")
-    restart_backoff_max: Duration = Field(300.0, description="[U] kubelet CrashLoopBackOff cap")
+    # Kubelet: "exponential backoff delay (10s, 20s, 40s, ...), capped at 300 seconds (5 minutes). Once a
+    # container has executed for 10 minutes without any problems, the kubelet resets the restart backoff
+    # timer" (kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#container-restarts).
+    restart_backoff: Duration = Field(10.0, gt=0, description="[V] kubelet CrashLoopBackOff first delay (pod-lifecycle)")
+    restart_backoff_max: Duration = Field(300.0, gt=0, description="[V] kubelet CrashLoopBackOff cap, 5 min (pod-lifecycle)")
+    restart_backoff_reset: Duration = Field(
+        600.0, gt=0, description="[V] kubelet resets the backoff after the container ran this long (pod-lifecycle)")
+    # Job controller: "Failed Pods associated with the Job are recreated by the Job controller with an
+    # exponential back-off delay (10s, 20s, 40s ...) capped at six minutes"
+    # (kubernetes.io/docs/concepts/workloads/controllers/job/#pod-backoff-failure-policy).
+    job_retry_backoff: Duration = Field(10.0, gt=0, description="[V] Job controller: first delay before recreating a failed pod")
+    job_retry_backoff_max: Duration = Field(360.0, gt=0, description="[V] Job controller retry backoff cap, 6 min")
     controller_recreate_delay: Duration = Field(
-        1.0, description="[U] Job/ReplicaSet controller replaces a failed pod after this delay")
+        1.0, description="[U] ReplicaSet controller replaces a failed service pod after this delay (no backoff)")
     rendezvous_timeout: Duration = Field(
         900.0, description="[U] workers of an incomplete gang give up (torch elastic style) and the job restarts")
     checkpoint_interval: Duration = Field(1800.0, description="[U] training checkpoints every 30 min of work")
     termination_grace: Duration = Field(30.0, description="[U] terminationGracePeriodSeconds for preempted pods")
-    max_restarts: int = Field(6, ge=0, description="[U] Job backoffLimit: failures before a job is marked failed")
+    max_restarts: int = Field(6, ge=0, description="[V] Job backoffLimit default 6: failures before a job is marked failed")
     timeslicing_oom_scope: Literal["gpu", "pod"] = Field(
         "gpu", description="[V §2.1] time-slicing shares one fault domain: 'if one workload crashes, they all do'")
     mps_oom_scope: Literal["gpu", "pod"] = Field(

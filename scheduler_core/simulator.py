@@ -543,7 +543,12 @@ class ClusterSimulation(Environment):
             if wl.kind != "inference" and wl.admission_errors > self.params.max_restarts:
                 self.fail_workload(wl, "BackoffLimitExceeded")
                 return None
-            self.schedule_in(self.params.controller_recreate_delay, Priority.ARRIVAL, self._recreate_pod, wl)
+            if wl.kind == "inference":  # ReplicaSet: replaces the pod at once
+                delay = self.params.controller_recreate_delay
+            else:  # Job controller: exponential retry backoff per failed pod
+                wl.failed_pods += 1
+                delay = self._job_backoff(wl.failed_pods)
+            self.schedule_in(delay, Priority.ARRIVAL, self._recreate_pod, wl)
             return None
         if wl.first_bind is None:
             wl.first_bind = self.now
@@ -652,7 +657,8 @@ class ClusterSimulation(Environment):
             return
         for p in list(wl.pods):
             self.release_pod(p)
-        self.schedule_in(self._backoff(wl.restarts), Priority.ARRIVAL, self._recreate_all, wl)
+        wl.failed_pods += 1
+        self.schedule_in(self._job_backoff(wl.failed_pods), Priority.ARRIVAL, self._recreate_all, wl)
 
     def _recreate_all(self, wl: Workload) -> None:
         if wl.state in ("done", "failed", "stopped"):
@@ -662,8 +668,17 @@ class ClusterSimulation(Environment):
         self.create_pods(wl)
         self.request_cycle()
 
-    def _backoff(self, n: int) -> float:
-        return min(self.params.restart_backoff_max, self.params.restart_backoff * 2 ** max(0, n - 1))
+    def _crash_backoff(self, step: int) -> float:
+        """Kubelet CrashLoopBackOff before the ``step``-th restart since the last reset."""
+        return min(self.params.restart_backoff_max, self.params.restart_backoff * 2 ** max(0, step - 1))
+
+    def _next_crash_step(self, step: int, ran_since: float) -> int:
+        # The kubelet forgets earlier crashes once the container has run restart_backoff_reset.
+        return 1 if self.now - ran_since >= self.params.restart_backoff_reset else step + 1
+
+    def _job_backoff(self, failures: int) -> float:
+        """Job controller delay before recreating a pod after its ``failures``-th failed pod."""
+        return min(self.params.job_retry_backoff_max, self.params.job_retry_backoff * 2 ** max(0, failures - 1))
 
     # ==================================================== context changes
     def _begin(self, ctxs: Iterable[DeviceContext]) -> dict[int, Workload]:
@@ -946,9 +961,10 @@ class ClusterSimulation(Environment):
             pod.state = "crashed"
             pod.crash_reason = reason
             pod.restarts += 1
+            pod.backoff_step = self._next_crash_step(pod.backoff_step, pod.container_start)
             self._settle(ctxs, affected)
             self.refresh_service(wl)
-            pod.restart_event = self.schedule_in(self._backoff(pod.restarts), Priority.COMPLETION,
+            pod.restart_event = self.schedule_in(self._crash_backoff(pod.backoff_step), Priority.COMPLETION,
                                                  self._restart_pod, pod)
             return
         # Training: one worker dying breaks the collective; every worker restarts from the checkpoint.
@@ -958,6 +974,7 @@ class ClusterSimulation(Environment):
         if wl.restarts > self.params.max_restarts:
             self.fail_workload(wl, reason)
             return
+        ran_since = max((p.container_start for p in wl.pods), default=self.now)
         ctxs = [c for p in wl.pods for c in p.contexts]
         affected = self._begin(ctxs)
         for p in wl.pods:
@@ -967,7 +984,8 @@ class ClusterSimulation(Environment):
                 p.state = "crashed"
                 p.crash_reason = reason
         self._settle(ctxs, affected | {wl.uid: wl})
-        delay = self._backoff(wl.restarts)
+        wl.crash_backoff_step = self._next_crash_step(wl.crash_backoff_step, ran_since)
+        delay = self._crash_backoff(wl.crash_backoff_step)
         for p in wl.pods:
             if p.restart_event is not None:
                 p.restart_event.cancel()

@@ -27,7 +27,7 @@ class Pod:
 
     __slots__ = ("wl", "index", "node", "contexts", "state", "bound_at", "speed", "activity", "container_start",
                  "restarts", "need", "cap", "mem_base", "kv_init", "kv_growth", "kv_max", "mem_limit", "equiv",
-                 "uid", "restart_event", "effective_share", "crash_reason", "offered")
+                 "uid", "restart_event", "effective_share", "crash_reason", "offered", "backoff_step")
 
     def __init__(self, wl: "Workload", index: int, uid: int) -> None:
         self.wl = wl
@@ -42,6 +42,7 @@ class Pod:
         self.offered = 0.0  # busy share it would need at full speed (1 for a running trainer)
         self.container_start = 0.0
         self.restarts = 0
+        self.backoff_step = 0  # CrashLoopBackOff exponent; the kubelet resets it after a long enough run
         self.need = wl.compute_fraction
         self.cap = 1.0
         spec = wl.spec
@@ -120,6 +121,8 @@ class Workload:
         self.topology_factor = 1.0
         self.worst_topology_factor = 1.0
         self.restarts = 0
+        self.crash_backoff_step = 0  # the gang's CrashLoopBackOff exponent (kubelet, reset after a long run)
+        self.failed_pods = 0  # pods the Job controller saw fail: its retry backoff exponent
         self.preemptions = 0
         self.admission_errors = 0
         self.requeues = 0
