@@ -29,7 +29,8 @@ def home(request):
 
 @read_required
 def project_list(request):
-    filterset = ProjectFilterSet(request.GET or None, queryset=project_list_queryset())
+    # Always bound: no query string means "no filter", so the menu link lists every project.
+    filterset = ProjectFilterSet(request.GET, queryset=project_list_queryset())
     projects = list(filterset.qs) if filterset.is_valid() else []
     context = {"filter": filterset, "projects": projects, "query": request.GET.urlencode()}
     return render_page_or_fragment(request, "placement/project_list.html", "placement/_project_table.html", context)

@@ -50,16 +50,27 @@ def test_plane_filter_as_htmx_fragment_returns_only_the_table(client):
     "query, present, absent",
     [
         ("layer=L1", "kueue", "mig"),
-        ("unit=mig_instance", "mig", "kueue-nothing"),
+        ("unit=mig_instance", "mig", "time-slicing"),
         ("enforcement=admission", "kueue", "mig"),
         ("capability=gang-scheduling", "volcano", "mig"),
         ("q=queueing+controller", "kueue", "mig"),
     ],
 )
 def test_each_filter_narrows_the_list(client, query, present, absent):
+    assert Project.objects.filter(slug=absent, accepted=True).exists(), "the absent project must exist to prove anything"
     html = client.get(f"/projects/?{query}").content.decode()
     assert f'href="/projects/{present}/"' in html
     assert f'href="/projects/{absent}/"' not in html
+
+
+def test_list_without_a_query_string_shows_every_accepted_project(client):
+    # The menu links to /projects/ with no query string: an unfiltered list, not an empty state.
+    html = client.get("/projects/").content.decode()
+    accepted = list(Project.objects.filter(accepted=True).values_list("slug", flat=True))
+    assert len(accepted) > 10
+    for slug in accepted:
+        assert f'href="/projects/{slug}/"' in html, slug
+    assert "No project matches" not in html
 
 
 def test_bad_filter_value_is_reported_not_a_500(client):
@@ -92,6 +103,7 @@ def test_list_page_query_count_does_not_grow_with_projects(client, new_project_d
     from placement.schemas import ProjectDocument
     from placement.services.catalog import project_apply
 
+    assert 'href="/projects/kueue/"' in client.get("/projects/").content.decode()  # the list is not empty
     before = _count_queries(client, "/projects/")
     home_before = _count_queries(client, "/")
     for i in range(5):
