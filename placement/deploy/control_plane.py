@@ -1,0 +1,234 @@
+"""Control plane: Kueue (flavors, ClusterQueues, cohorts, LocalQueues, priorities, topology),
+Volcano queues and scheduler configuration, KAI queues, or the coscheduling profile."""
+
+from __future__ import annotations
+
+import re
+
+from scheduler_core.scenario import Scenario
+
+from placement.deploy import targets as t
+from placement.deploy.bundle import ExportFile, to_yaml
+from placement.deploy.data_plane import ExportError, PoolPlan
+from placement.deploy.quantity import to_quantity
+
+KUEUE = "kueue.x-k8s.io/v1beta2"
+VOLCANO = "scheduling.volcano.sh/v1beta1"
+KAI = "scheduling.run.ai/v2"
+TOPOLOGY_NAME = "atlas-topology"
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def namespace_of(tenant: str) -> str:
+    if not _DNS_LABEL.match(tenant) or len(tenant) > 63:
+        raise ExportError(f"tenant {tenant!r} is not a valid namespace name (lower-case letters, digits and '-')")
+    return tenant
+
+
+def priority_class(priority: int) -> str:
+    return f"priority-{priority}" if priority >= 0 else f"priority-minus-{-priority}"
+
+
+def _meta(name: str, namespace: str | None = None) -> dict:
+    return {"name": name, **({"namespace": namespace} if namespace else {})}
+
+
+def tenant_queues(scenario: Scenario) -> list[tuple[str, str]]:
+    """(namespace, queue name) per tenant: the queue a tenant's workloads name."""
+    return [(namespace_of(tenant.name), tenant.queue_name) for tenant in scenario.tenant_list()]
+
+
+def namespaces_file(scenario: Scenario) -> ExportFile:
+    names = sorted({ns for ns, _ in tenant_queues(scenario)} - {"default"})
+    return ExportFile("namespaces.yaml", "manifests", note="one namespace per tenant",
+                      objects=[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in names])
+
+
+def _flavor_labels(scenario: Scenario, plans: list[PoolPlan]) -> dict[str, dict[str, str]]:
+    """ResourceFlavor name -> nodeLabels; adds a flavor label to the pools a multi-pool flavor selects."""
+    out: dict[str, dict[str, str]] = {}
+    seen: dict[str, list[str] | None] = {}
+    by_name = {p.name: p for p in plans}
+    for cq in scenario.stack.control_plane.kueue.cluster_queues:
+        for flavor in cq.flavors:
+            groups = sorted(flavor.node_groups) if flavor.node_groups else None
+            if flavor.name in seen and seen[flavor.name] != groups:
+                raise ExportError(f"ResourceFlavor {flavor.name!r} selects different node groups in different "
+                                  "ClusterQueues; one flavor has one set of node labels")
+            seen[flavor.name] = groups
+    for name, groups in seen.items():
+        if groups is None:
+            out[name] = {}
+        elif len(groups) == 1:
+            out[name] = {t.POOL_LABEL: groups[0]}
+        else:
+            key = f"flavor.placement-atlas.io/{name}"
+            for g in groups:
+                by_name[g].labels[key] = "true"
+            out[name] = {key: "true"}
+    return out
+
+
+def kueue_files(scenario: Scenario, plans: list[PoolPlan]) -> list[ExportFile]:
+    kueue = scenario.stack.control_plane.kueue
+    tas = kueue.topology_aware_scheduling
+    flavors = []
+    for name, labels in _flavor_labels(scenario, plans).items():
+        spec: dict = {}
+        if labels:
+            spec["nodeLabels"] = labels
+        if tas:
+            spec["topologyName"] = TOPOLOGY_NAME
+        flavors.append({"apiVersion": KUEUE, "kind": "ResourceFlavor", "metadata": _meta(name), "spec": spec})
+    files = [ExportFile("kueue/resourceflavors.yaml", "manifests", objects=flavors, note="one flavor per node class")]
+    if tas:
+        files.append(ExportFile("kueue/topology.yaml", "manifests", note="racks, then nodes (Topology-Aware Scheduling)", objects=[{
+            "apiVersion": KUEUE, "kind": "Topology", "metadata": _meta(TOPOLOGY_NAME),
+            "spec": {"levels": [{"nodeLabel": t.RACK_LABEL}, {"nodeLabel": t.HOSTNAME_LABEL}]}}]))
+
+    cluster_queues, cohorts = [], []
+    for cq in kueue.cluster_queues:
+        resources = list(dict.fromkeys(r for f in cq.flavors for r in f.quotas))
+        flavor_specs = []
+        for f in cq.flavors:
+            entries = []
+            for r in resources:  # every flavor lists every covered resource, in the same order
+                quota = f.quotas.get(r)
+                entry: dict = {"name": r, "nominalQuota": to_quantity(quota.nominal if quota else 0)}
+                if quota is not None and quota.borrowing_limit is not None:
+                    entry["borrowingLimit"] = to_quantity(quota.borrowing_limit)
+                if quota is not None and quota.lending_limit is not None:
+                    entry["lendingLimit"] = to_quantity(quota.lending_limit)
+                entries.append(entry)
+            flavor_specs.append({"name": f.name, "resources": entries})
+        spec: dict = {
+            "namespaceSelector": {},
+            "queueingStrategy": cq.queueing_strategy,
+            "resourceGroups": [{"coveredResources": resources, "flavors": flavor_specs}],
+            "preemption": {
+                "withinClusterQueue": cq.preemption.within_cluster_queue,
+                "reclaimWithinCohort": cq.preemption.reclaim_within_cohort,
+                "borrowWithinCohort": {"policy": cq.preemption.borrow_within_cohort},
+            },
+            "fairSharing": {"weight": to_quantity(cq.fair_sharing_weight)},
+        }
+        if cq.cohort:
+            spec = {"cohortName": cq.cohort, **spec}
+            if cq.cohort not in cohorts:
+                cohorts.append(cq.cohort)
+        cluster_queues.append({"apiVersion": KUEUE, "kind": "ClusterQueue", "metadata": _meta(cq.name), "spec": spec})
+    files.append(ExportFile("kueue/clusterqueues.yaml", "manifests", objects=cluster_queues,
+                            note="quotas per tenant, every advertised resource name covered"))
+    if cohorts:
+        files.append(ExportFile("kueue/cohorts.yaml", "manifests", objects=[
+            {"apiVersion": KUEUE, "kind": "Cohort", "metadata": _meta(c), "spec": {}} for c in cohorts]))
+    cq_names = {cq.name for cq in kueue.cluster_queues}
+    local = []
+    for namespace, queue in tenant_queues(scenario):
+        target = kueue.local_queues.get(queue, queue if queue in cq_names else None)
+        if target is None:  # parse_scenario already refuses this; keep the export honest anyway
+            raise ExportError(f"queue {queue!r} is neither a LocalQueue nor a ClusterQueue")
+        local.append({"apiVersion": KUEUE, "kind": "LocalQueue", "metadata": _meta(queue, namespace),
+                      "spec": {"clusterQueue": target}})
+    files.append(ExportFile("kueue/localqueues.yaml", "manifests", objects=local, note="one per tenant namespace"))
+    priorities = sorted({w.priority for w in scenario.workloads})
+    files.append(ExportFile("kueue/workloadpriorityclasses.yaml", "manifests", objects=[
+        {"apiVersion": KUEUE, "kind": "WorkloadPriorityClass", "metadata": _meta(priority_class(p)), "value": p}
+        for p in priorities]))
+    files.append(_kueue_manager_config(scenario))
+    return files
+
+
+def _kueue_manager_config(scenario: Scenario) -> ExportFile:
+    kueue = scenario.stack.control_plane.kueue
+    config: dict = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
+    ready = kueue.wait_for_pods_ready
+    if ready.enable:
+        strategy: dict = {"timestamp": "Eviction", "backoffBaseSeconds": int(ready.backoff_base),
+                          "backoffMaxSeconds": int(ready.backoff_max)}
+        if ready.backoff_limit_count is not None:
+            strategy["backoffLimitCount"] = ready.backoff_limit_count
+        config["waitForPodsReady"] = {"timeout": f"{int(ready.timeout)}s", "blockAdmission": ready.block_admission,
+                                      "requeuingStrategy": strategy}
+    if kueue.fair_sharing:
+        config["fairSharing"] = {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
+    return ExportFile("kueue/manager-config.yaml", "manifests", note="Kueue's controller configuration (waitForPodsReady, fair sharing)",
+                      objects=[{"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta("kueue-manager-config", "kueue-system"),
+                                "data": {"controller_manager_config.yaml": to_yaml(config)}}])
+
+
+def volcano_files(scenario: Scenario) -> list[ExportFile]:
+    volcano = scenario.stack.control_plane.volcano
+    queues = []
+    for q in volcano.queues:
+        spec: dict = {"weight": q.weight, "reclaimable": q.reclaimable}
+        if q.capability is not None:
+            spec["capability"] = {"nvidia.com/gpu": q.capability}
+        if q.guarantee:
+            spec["guarantee"] = {"resource": {"nvidia.com/gpu": q.guarantee}}
+        if q.deserved is not None:
+            spec["deserved"] = {"nvidia.com/gpu": q.deserved}
+        if q.priority:
+            spec["priority"] = q.priority
+        queues.append({"apiVersion": VOLCANO, "kind": "Queue", "metadata": _meta(q.name), "spec": spec})
+    tier1 = [p for p in volcano.plugins if p in ("priority", "gang", "conformance")]
+    tier2 = [p for p in volcano.plugins if p not in tier1]
+    plugin = lambda name: ({"name": name, "arguments": {"overcommit-factor": volcano.overcommit_factor}}  # noqa: E731
+                           if name == "overcommit" else {"name": name})
+    conf = {"actions": ", ".join(volcano.actions),
+            "tiers": [{"plugins": [plugin(p) for p in tier]} for tier in (tier1, tier2) if tier]}
+    return [
+        ExportFile("volcano/queues.yaml", "manifests", objects=queues, note="one queue per tenant (weight, capability, guarantee, deserved in GPUs)"),
+        ExportFile("volcano/scheduler-config.yaml", "manifests", note="actions and plugins the simulation ran",
+                   objects=[{"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta("volcano-scheduler-configmap", "volcano-system"),
+                             "data": {"volcano-scheduler.conf": to_yaml(conf)}}]),
+    ]
+
+
+def kai_files(scenario: Scenario) -> list[ExportFile]:
+    kai = scenario.stack.control_plane.kai
+    queues = []
+    for q in kai.queues:
+        spec: dict = {"resources": {"gpu": {"quota": q.quota, "overQuotaWeight": q.over_quota_weight, "limit": q.limit},
+                                    "cpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1},
+                                    "memory": {"quota": -1, "limit": -1, "overQuotaWeight": 1}}}
+        if q.parent:
+            spec = {"parentQueue": q.parent, **spec}
+        if q.priority:
+            spec["priority"] = q.priority
+        if kai.min_guaranteed_runtime:
+            spec["reclaimMinRuntime"] = f"{int(kai.min_guaranteed_runtime)}s"
+        queues.append({"apiVersion": KAI, "kind": "Queue", "metadata": _meta(q.name), "spec": spec})
+    return [ExportFile("kai/queues.yaml", "manifests", objects=queues, note="GPU quota, over-quota weight and limit per queue")]
+
+
+def coscheduling_files(scenario: Scenario) -> list[ExportFile]:
+    cos = scenario.stack.control_plane.coscheduling
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{
+            "schedulerName": "scheduler-plugins-scheduler",
+            "plugins": {"multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+                        "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}},
+            "pluginConfig": [{"name": "Coscheduling", "args": {
+                "permitWaitingTimeSeconds": int(cos.permit_waiting_timeout),
+                "podGroupBackoffSeconds": int(cos.pod_group_backoff)}}],
+        }],
+    }
+    return [ExportFile("coscheduling/scheduler-config.yaml", "manifests", note="scheduler-plugins second scheduler profile",
+                       objects=[{"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta("scheduler-config", "scheduler-plugins"),
+                                 "data": {"scheduler-config.yaml": to_yaml(config)}}])]
+
+
+def control_plane_files(scenario: Scenario, plans: list[PoolPlan]) -> list[ExportFile]:
+    cp = scenario.stack.control_plane
+    files = [namespaces_file(scenario)]
+    if cp.admission == "kueue":
+        files += kueue_files(scenario, plans)
+    if cp.scheduler == "volcano":
+        files += volcano_files(scenario)
+    elif cp.scheduler == "kai":
+        files += kai_files(scenario)
+    elif cp.scheduler == "coscheduling":
+        files += coscheduling_files(scenario)
+    return files

@@ -1,0 +1,182 @@
+"""One example workload per workload class and pool, with the resource names, scheduler, queue
+labels and gang settings the simulator ran them with."""
+
+from __future__ import annotations
+
+from scheduler_core.scenario import InferenceWorkload, Scenario, TrainingWorkload
+
+from placement.deploy import targets as t
+from placement.deploy.bundle import ExportFile
+from placement.deploy.control_plane import namespace_of, priority_class
+from placement.deploy.data_plane import ExportError
+from scheduler_core.hardware import MIB_PER_GIB
+
+SCHEDULER_NAMES = {"kube-default": "default-scheduler", "volcano": "volcano", "kai": "kai-scheduler",
+                   "coscheduling": "scheduler-plugins-scheduler"}
+TRAINING_IMAGE = "nvcr.io/nvidia/pytorch:24.05-py3"
+SERVING_IMAGE = "nvcr.io/nvidia/tritonserver:24.05-py3"
+TOPOLOGY_KEYS = {"node": t.HOSTNAME_LABEL, "rack": t.RACK_LABEL}
+
+
+def device_requests(scenario: Scenario) -> dict[str, object]:
+    """Workload name -> the per-pod device request the simulator made for it (its first instance)."""
+    # The simulator's own translation, so the exported resource names are the ones it scheduled.
+    from scheduler_core.workloads import expand_workloads
+
+    out: dict[str, object] = {}
+    for w in expand_workloads(scenario):
+        out.setdefault(w.spec.name, w.request)
+    return out
+
+
+def workload_class(spec, scenario: Scenario) -> str:
+    if isinstance(spec, InferenceWorkload):
+        groups = [g for g in scenario.pool.node_groups if spec.node_group in (None, g.name)]
+        return "LeaderWorkerSet" if spec.gpus_per_replica > max(g.gpus_per_node for g in groups) else "Deployment"
+    assert isinstance(spec, TrainingWorkload)
+    workers = spec.workers if isinstance(spec.workers, int) else max(spec.workers.values)
+    if workers == 1:
+        return "Job"
+    if spec.topology.required or spec.topology.preferred:
+        return "JobSet"
+    return "PyTorchJob"
+
+
+def _gpus(spec) -> int:
+    if isinstance(spec, InferenceWorkload):
+        return spec.gpus_per_replica
+    return spec.gpus_per_worker if isinstance(spec.gpus_per_worker, int) else max(spec.gpus_per_worker.values)
+
+
+class _Pod:
+    """Pod template pieces for one workload."""
+
+    def __init__(self, scenario: Scenario, spec, request, claim_template: str | None):
+        cp = scenario.stack.control_plane
+        dp = scenario.stack.data_plane_for(spec.node_group) if spec.node_group else scenario.stack.data_plane
+        tenant = next(x for x in scenario.tenant_list() if x.name == spec.tenant)
+        self.queue = tenant.queue_name
+        self.labels: dict[str, str] = {"app.kubernetes.io/name": spec.name}
+        self.annotations: dict[str, str] = {}
+        limits: dict[str, int | str] = {}
+        scheduler = SCHEDULER_NAMES[cp.scheduler]
+        kind = request.kind
+        if kind == "count":
+            limits[request.resource] = request.count
+        elif kind == "hami":
+            limits["nvidia.com/gpu"] = request.count
+            limits["nvidia.com/gpumem"] = int(request.memory_mib)
+            if request.cores:
+                limits["nvidia.com/gpucores"] = request.cores
+            if cp.scheduler == "kube-default":
+                scheduler = "hami-scheduler"  # HAMi's scheduler extender places vGPU pods
+        elif kind == "fraction":
+            self.annotations["gpu-fraction"] = f"{request.fraction:g}"
+        elif kind != "dra":
+            raise ExportError(f"workload {spec.name}: no Kubernetes form for request kind {kind!r}")
+        if cp.scheduler == "kai":
+            self.labels["kai.scheduler/queue"] = self.queue
+        if cp.scheduler == "volcano":
+            self.annotations["scheduling.volcano.sh/queue-name"] = self.queue
+        if isinstance(spec, TrainingWorkload) and cp.admission == "kueue":
+            if spec.topology.required:
+                self.annotations["kueue.x-k8s.io/podset-required-topology"] = TOPOLOGY_KEYS[spec.topology.required]
+            elif spec.topology.preferred:
+                self.annotations["kueue.x-k8s.io/podset-preferred-topology"] = TOPOLOGY_KEYS[spec.topology.preferred]
+        container: dict = {"name": "main", "image": SERVING_IMAGE if isinstance(spec, InferenceWorkload) else TRAINING_IMAGE,
+                           "resources": {"limits": limits} if limits else {}}
+        self.pod_spec: dict = {"schedulerName": scheduler}
+        if spec.node_group:
+            self.pod_spec["nodeSelector"] = {t.POOL_LABEL: spec.node_group}
+        if claim_template:
+            container["resources"] = {"claims": [{"name": "gpu"}]}
+            self.pod_spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": claim_template}]
+        self.container = container
+        _ = dp
+
+    def template(self, restart_policy: str | None = None, container_name: str = "main") -> dict:
+        spec = {**self.pod_spec, "containers": [{**self.container, "name": container_name}]}
+        if restart_policy:
+            spec["restartPolicy"] = restart_policy
+        meta: dict = {"labels": dict(self.labels)}
+        if self.annotations:
+            meta["annotations"] = dict(self.annotations)
+        return {"metadata": meta, "spec": spec}
+
+
+def _claim_template(name: str, namespace: str, request) -> dict:
+    exactly: dict = {"deviceClassName": "mig.nvidia.com" if request.profile else "gpu.nvidia.com",
+                     "allocationMode": "ExactCount", "count": request.count}
+    if request.profile:
+        exactly["selectors"] = [{"cel": {"expression": f"device.attributes['gpu.nvidia.com'].profile == '{request.profile}'"}}]
+    elif request.memory_mib:
+        gib = int(-(-request.memory_mib // MIB_PER_GIB))
+        exactly["selectors"] = [{"cel": {"expression":
+                                 f"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('{gib}Gi')) >= 0"}}]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": name, "namespace": namespace},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}}}
+
+
+def _workload_object(scenario: Scenario, spec, klass: str, pod: _Pod, namespace: str) -> dict:
+    cp = scenario.stack.control_plane
+    meta: dict = {"name": spec.name, "namespace": namespace, "labels": {"app.kubernetes.io/name": spec.name}}
+    if cp.admission == "kueue":
+        meta["labels"]["kueue.x-k8s.io/queue-name"] = pod.queue
+        meta["labels"]["kueue.x-k8s.io/priority-class"] = priority_class(spec.priority)
+    if cp.scheduler == "kai":
+        meta["labels"]["kai.scheduler/queue"] = pod.queue
+    if klass == "Deployment":
+        return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": {
+            "replicas": spec.replicas, "selector": {"matchLabels": {"app.kubernetes.io/name": spec.name}},
+            "template": pod.template()}}
+    if klass == "LeaderWorkerSet":
+        groups = [g for g in scenario.pool.node_groups if spec.node_group in (None, g.name)]
+        per_node = max(g.gpus_per_node for g in groups)
+        return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": meta, "spec": {
+            "replicas": spec.replicas,
+            "leaderWorkerTemplate": {"size": -(-spec.gpus_per_replica // per_node), "workerTemplate": pod.template()}}}
+    workers = spec.workers if isinstance(spec.workers, int) else max(spec.workers.values)
+    min_member = min(workers, spec.min_available or workers)
+    backoff = scenario.parameters.max_restarts
+    if klass == "Job":
+        return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": {
+            "parallelism": 1, "completions": 1, "backoffLimit": backoff, "template": pod.template("Never")}}
+    if klass == "JobSet":
+        return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": meta, "spec": {
+            "replicatedJobs": [{"name": "workers", "replicas": 1, "template": {"spec": {
+                "parallelism": workers, "completions": workers, "backoffLimit": 0,
+                "template": pod.template("Never")}}}]}}
+    replica_specs = {"Master": {"replicas": 1, "restartPolicy": "OnFailure", "template": pod.template(container_name="pytorch")}}
+    if workers > 1:
+        replica_specs["Worker"] = {"replicas": workers - 1, "restartPolicy": "OnFailure", "template": pod.template(container_name="pytorch")}
+    run_policy: dict = {"backoffLimit": backoff}
+    if cp.scheduler in ("volcano", "coscheduling", "kai"):
+        # The training operator creates the PodGroup (gang of minAvailable) for these gang schedulers.
+        policy: dict = {"minAvailable": min_member}
+        if cp.scheduler == "volcano":
+            policy["queue"] = pod.queue
+        run_policy["schedulingPolicy"] = policy
+    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": meta,
+            "spec": {"runPolicy": run_policy, "pytorchReplicaSpecs": replica_specs}}
+
+
+def workload_files(scenario: Scenario) -> list[ExportFile]:
+    requests = device_requests(scenario)
+    files, seen = [], set()
+    for spec in scenario.workloads:
+        klass = workload_class(spec, scenario)
+        key = (klass, spec.node_group)
+        if key in seen or spec.name not in requests:
+            continue
+        seen.add(key)
+        namespace = namespace_of(spec.tenant)
+        request = requests[spec.name]
+        claim = f"{spec.name}-gpu" if request.kind == "dra" else None
+        pod = _Pod(scenario, spec, request, claim)
+        objects = [_workload_object(scenario, spec, klass, pod, namespace)]
+        if claim:
+            objects.insert(0, _claim_template(claim, namespace, request))
+        pool = f" on pool {spec.node_group}" if spec.node_group else ""
+        files.append(ExportFile(f"workloads/{spec.name}.yaml", "manifests", objects=objects,
+                                note=f"{klass}{pool}: {request.describe()} per pod, {_gpus(spec)} GPU(s) asked"))
+    return files
