@@ -193,6 +193,21 @@ def cmd_validate(args) -> int:
     return 0
 
 
+# --------------------------------------------------------------- calibrate
+@register
+def _register_calibrate(sub) -> None:
+    p = sub.add_parser("calibrate", help="published interference figures against the simulator (exit 1 if off by >10%%)")
+    p.set_defaults(func=cmd_calibrate)
+
+
+def cmd_calibrate(args) -> int:
+    from scheduler_core.calibration import calibration_table, format_table
+
+    rows = calibration_table()
+    print(format_table(rows))
+    return 0 if all(r.within for r in rows) else 1
+
+
 # ---------------------------------------------------------------------- mig
 @register
 def _register_mig(sub) -> None:

@@ -94,7 +94,7 @@ class DeviceRequest:
 class DeviceContext:
     """A whole GPU or a MIG instance: where tenants share compute and memory."""
 
-    __slots__ = ("node", "gpu", "placement", "capacity", "memory_mib", "resource", "isolation", "slots",
+    __slots__ = ("node", "gpu", "placement", "capacity", "bandwidth", "memory_mib", "resource", "isolation", "slots",
                  "used_slots", "mem_declared", "cores_used", "fraction_used", "tenants", "oom_event",
                  "unusable", "index", "equiv_per_slot")
 
@@ -105,9 +105,12 @@ class DeviceContext:
         self.index = index
         if placement is None:
             self.capacity = 1.0
+            self.bandwidth = 1.0
             self.memory_mib = float(gpu.spec.memory_mib)
         else:
             self.capacity = placement.profile.sm_fraction
+            # A GPU instance owns its memory slices' controllers and L2: n/8 of HBM bandwidth (§7.2).
+            self.bandwidth = placement.profile.memory_slices / 8.0
             self.memory_mib = float(placement.profile.memory_mib)
         self.resource = GPU
         self.isolation = "exclusive"

@@ -7,21 +7,23 @@ running training worker, utilisation for an inference replica, 0 when idle
 or crashed) and ``cap`` (its own limit: HAMi ``gpucores``/100, MPS active
 thread share).  The models follow domain-facts.md §7.2 "modeling guidance":
 
-* exclusive (whole GPU, MIG instance): ``min(1, capacity / need)`` where
-  capacity is 1 or the instance's SMs / 108 (§1.1).  MIG instances leak
+* exclusive (whole GPU, MIG instance): roofline ``min(1, capacity / need,
+  bandwidth / memory_bandwidth_fraction)`` where capacity is 1 or the
+  instance's SMs / 108 (§1.1) and bandwidth 1 or its memory slices / 8 (§7.2).  MIG instances leak
   only through the optional ``mig_interference`` parameter (power, §1.3).
 * time-slicing, KAI fractions (no enforcement) and HAMi (time-sharing with a
   utilisation cap): a tenant gets ``1 / (1 + sum of the others' activity)``
   of GPU time, and a tenant whose offered busy share ``u`` exceeds its cap
   ``c`` is throttled to ``c / u`` of its speed; minus ``timeslice_switch_overhead``
-  when anyone else is active - "at most N x slowdown of each tenant when N
+  scaled by how busy the others are - "at most N x slowdown of each tenant when N
   tenants are compute-bound, plus switch overhead" (§7.2).  HAMi's cap also
   bounds what a neighbour can take: its competing activity is
   ``min(activity, cap)``.
 * MPS: spatial sharing up to the active-thread share (§2.2); if the
-  co-runners' SM demand exceeds the GPU it is scaled down, and shared L2 /
-  memory bandwidth costs up to ``mps_contention_penalty`` (~30%, §7.2) in
-  proportion to the others' load.
+  co-runners' SM demand exceeds the GPU it is scaled down, if their bandwidth
+  demand exceeds the HBM it is shared in proportion, and shared L2 / DRAM
+  contention divides speed by ``1 + mps_contention_penalty x`` the others'
+  bandwidth load (§7.2).  Calibration: docs/simulator-model.md §6.1.
 """
 
 from __future__ import annotations
@@ -34,11 +36,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Pod
 
 
+def _alone(capacity: float, bandwidth: float, pod: "Pod") -> float:
+    """Roofline speed with ``capacity`` of the SMs and ``bandwidth`` of the HBM bandwidth to itself."""
+    s = min(1.0, capacity / pod.need)
+    if pod.bw > 0:
+        s = min(s, bandwidth / pod.bw)
+    return s
+
+
 def speed_in(ctx: "DeviceContext", pod: "Pod", params: "ModelParameters") -> float:
     iso = ctx.isolation
     need = pod.need
     if iso == "exclusive":
-        s = min(1.0, ctx.capacity / need)
+        s = _alone(ctx.capacity, ctx.bandwidth, pod)
         if params.mig_interference > 0 and ctx.placement is not None:
             load = sum(max((p.activity for p in c.tenants), default=0.0) * c.placement.profile.compute_slices / 7.0
                        for c in ctx.gpu.contexts if c is not ctx and c.placement is not None)
@@ -46,18 +56,22 @@ def speed_in(ctx: "DeviceContext", pod: "Pod", params: "ModelParameters") -> flo
         return s
     tenants = ctx.tenants
     if iso == "mps":
+        # Spatial sharing: SMs up to the active-thread share; HBM bandwidth and L2 are shared.
         cap_ctx = ctx.capacity
         mine = min(need, pod.cap * cap_ctx)
         s = mine / need
-        demand = 0.0
+        demand = bw_demand = 0.0
         for p in tenants:
             demand += p.activity * min(p.need, p.cap * cap_ctx)
-        own = pod.activity * mine
+            bw_demand += p.activity * p.bw
         if demand > cap_ctx:
             s *= cap_ctx / demand
-        others = max(0.0, demand - own) / cap_ctx
-        return s / (1.0 + params.mps_contention_penalty * others)
-    # time-slicing, KAI (unenforced fractions), HAMi (utilisation cap on time-sharing)
+        if pod.bw > 0 and bw_demand > ctx.bandwidth:
+            s = min(s, ctx.bandwidth / bw_demand)
+        others_bw = max(0.0, bw_demand - pod.activity * pod.bw)
+        return s / (1.0 + params.mps_contention_penalty * others_bw)
+    # time-slicing, KAI (unenforced fractions), HAMi (utilisation cap on time-sharing): one tenant
+    # at a time owns the whole GPU (SMs and bandwidth), so only the time share and switches count.
     others = 0.0
     for p in tenants:
         if p is not pod:
@@ -66,10 +80,9 @@ def speed_in(ctx: "DeviceContext", pod: "Pod", params: "ModelParameters") -> flo
     # A utilisation cap (HAMi gpucores) throttles only a pod that wants more GPU time than the
     # cap: the token limiter lets short bursts through (§3), so a lightly loaded pod runs at speed.
     capped = 1.0 if pod.offered <= pod.cap else pod.cap / pod.offered
-    s = min(1.0, ctx.capacity / need) * min(capped, share)
-    if others > 1e-9:
-        s *= 1.0 - params.timeslice_switch_overhead
-    return s
+    s = _alone(ctx.capacity, ctx.bandwidth, pod) * min(capped, share)
+    # Switches happen as often as others are busy: the full overhead once one other tenant is.
+    return s * (1.0 - params.timeslice_switch_overhead * min(1.0, others))
 
 
 def _bottleneck(ctxs: list["DeviceContext"], params: "ModelParameters") -> float:

@@ -115,6 +115,9 @@ class TimeSlicingConfig(_Model):
 
 class MpsConfig(_Model):
     replicas: int = Field(4, ge=2, le=48, description="at most 48 MPS clients on CC >= 7.5 (§2.2)")
+    active_thread_percentage: int | None = Field(
+        None, ge=1, le=100,
+        description="CUDA_MPS_ACTIVE_THREAD_PERCENTAGE per client (e.g. 60); default 100 / replicas (§2.2)")
 
 
 class HamiConfig(_Model):
@@ -298,9 +301,13 @@ class ModelParameters(_Model):
     """Named modelling assumptions.  Each default cites domain-facts.md; [U] = no authoritative figure."""
 
     timeslice_switch_overhead: float = Field(
-        0.05, ge=0, lt=1, description="[U §2.1, §7.2] throughput lost to context switches when >1 tenant is active")
+        0.31, ge=0, lt=1,
+        description="[S §7.2, fitted] throughput lost to context switches when the other tenants are busy: "
+                    "MIG 1.00 vs time-slicing 0.76 req/s per A100 (docs/simulator-model.md, calibration)")
     mps_contention_penalty: float = Field(
-        0.30, ge=0, description="[S §7.2] MPS ~30% worse under memory contention: slowdown at full co-tenant load")
+        0.43, ge=0,
+        description="[S §7.2, fitted] MPS shared-L2/HBM contention: slowdown 1 + penalty x co-clients' bandwidth "
+                    "load; MPS ~30% worse than MIG when both clients are memory-bound")
     mig_interference: float = Field(
         0.0, ge=0, description="[S §1.3] leak through power throttling between MIG instances; no figure, default 0")
     nvswitch_bandwidth_gbs: float = Field(300.0, gt=0, description="[S §7.1] NVLink3 600 GB/s total = 300 per direction")
@@ -433,6 +440,9 @@ class TrainingWorkload(_Model):
     memory_gib: float = Field(16.0, gt=0, description="GPU memory each worker uses")
     memory_request_gib: float | None = Field(None, gt=0, description="declared memory (HAMi gpumem); default memory_gib")
     compute_fraction: float = Field(1.0, gt=0, le=1, description="share of a full A100 the worker can use")
+    memory_bandwidth_fraction: float = Field(
+        0.0, ge=0, le=1,
+        description="share of the GPU's HBM bandwidth the worker uses alone at full speed (0 = compute-bound)")
     topology_sensitivity: float = Field(
         0.0, ge=0, lt=1, description="communication share of step time on NVSwitch (all-reduce bound part)")
     min_available: int | None = Field(None, ge=1, description="gang minMember; default = workers")
@@ -475,6 +485,9 @@ class InferenceWorkload(_Model):
     kv_cache: KvCache = Field(default_factory=KvCache)
     memory_request_gib: float | None = Field(None, gt=0, description="declared memory; default model + KV initial")
     compute_fraction: float = Field(0.5, gt=0, le=1)
+    memory_bandwidth_fraction: float = Field(
+        0.0, ge=0, le=1,
+        description="share of the GPU's HBM bandwidth a replica uses alone at full speed (0 = compute-bound)")
     arrival_rate: float = Field(0.0, ge=0, description="requests per second to the whole service")
     rate_schedule: list[RateStep] = Field(default_factory=list, description="later rate changes")
     service_time: ServiceTime

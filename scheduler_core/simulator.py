@@ -564,7 +564,9 @@ class ClusterSimulation(Environment):
         if iso == "exclusive":
             pod.mem_limit = min(c.memory_mib for c in ctxs)
         elif iso == "mps":
-            pod.cap = 1.0 / node.data_plane.mps.replicas  # active thread percentage = 100 / replicas (§2.2)
+            mps = node.data_plane.mps  # active thread percentage, default 100 / replicas (§2.2)
+            pod.cap = (mps.active_thread_percentage / 100.0 if mps.active_thread_percentage
+                       else 1.0 / mps.replicas)
             pod.mem_limit = min(c.memory_mib for c in ctxs) / node.data_plane.mps.replicas
         elif iso == "hami":
             pod.cap = req.cores / 100.0 if req.cores > 0 else 1.0

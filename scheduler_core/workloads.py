@@ -27,7 +27,7 @@ class Pod:
 
     __slots__ = ("wl", "index", "node", "contexts", "state", "bound_at", "speed", "activity", "container_start",
                  "restarts", "need", "cap", "mem_base", "kv_init", "kv_growth", "kv_max", "mem_limit", "equiv",
-                 "uid", "restart_event", "effective_share", "crash_reason", "offered", "backoff_step")
+                 "uid", "restart_event", "effective_share", "crash_reason", "offered", "backoff_step", "bw")
 
     def __init__(self, wl: "Workload", index: int, uid: int) -> None:
         self.wl = wl
@@ -44,6 +44,7 @@ class Pod:
         self.restarts = 0
         self.backoff_step = 0  # CrashLoopBackOff exponent; the kubelet resets it after a long enough run
         self.need = wl.compute_fraction
+        self.bw = wl.memory_bandwidth_fraction
         self.cap = 1.0
         spec = wl.spec
         if isinstance(spec, InferenceWorkload):
@@ -99,6 +100,7 @@ class Workload:
         self.queue = queue
         self.node_group = node_group
         self.compute_fraction = spec.compute_fraction
+        self.memory_bandwidth_fraction = getattr(spec, "memory_bandwidth_fraction", 0.0)
         self.topology_sensitivity = getattr(spec, "topology_sensitivity", 0.0)
         self.topology_required = getattr(getattr(spec, "topology", None), "required", None)
         self.topology_preferred = getattr(getattr(spec, "topology", None), "preferred", None)
