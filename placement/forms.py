@@ -3,6 +3,11 @@ through `placement.schemas.ProjectDocument`, so the form, YAML import and API sh
 
 List fields are one entry per line; structured lists use ` | ` between their parts, e.g. a source
 line is `title | url | tag`.
+
+Order is data in the template (the first resource unit is the primary one that compare and compose
+judge by), but checkboxes post in the order of their choices. So every multiple-choice field has a
+hidden `<name>_order` field holding the order it was rendered with, and the primary resource unit is
+a field of its own: saving the form unchanged saves the document unchanged.
 """
 
 from __future__ import annotations
@@ -32,8 +37,16 @@ def _lines(value: str) -> list[str]:
 
 
 def _parts(line: str, count: int) -> list[str]:
-    parts = [p.strip() for p in line.split("|")]
-    return parts + [""] * (count - len(parts)) if len(parts) < count else parts
+    # The last part keeps any further `|`: a "why" or "how" may contain one.
+    parts = [p.strip() for p in line.split("|", count - 1)]
+    return parts + [""] * (count - len(parts))
+
+
+def _in_order(selected: list[str], order: str) -> list[str]:
+    """`selected` in the order recorded in the hidden order field; newly ticked values follow, in
+    the order they were posted (the order of the choices)."""
+    rank = {value: i for i, value in enumerate(v for v in (order or "").split(",") if v)}
+    return sorted(selected, key=lambda value: rank.get(value, len(rank)))
 
 
 class ProjectForm(forms.Form):
@@ -42,6 +55,12 @@ class ProjectForm(forms.Form):
     kind = forms.ChoiceField(choices=[(k.value, k.value.title()) for k in Kind])
     homepage = forms.URLField(max_length=500, assume_scheme="https")
     summary = forms.CharField(widget=TEXTAREA)
+    primary_unit = forms.ChoiceField(
+        required=False,
+        label="Primary resource unit",
+        choices=[("", "the first one ticked below")] + [(u.value, RESOURCE_UNIT_LABELS[u]) for u in ResourceUnit],
+        help_text="The unit it hands out first; compare and compose judge it by this one.",
+    )
     resource_units = forms.MultipleChoiceField(
         choices=[(u.value, RESOURCE_UNIT_LABELS[u]) for u in ResourceUnit], widget=forms.CheckboxSelectMultiple
     )
@@ -94,7 +113,13 @@ class ProjectForm(forms.Form):
         self.fields["capabilities"].choices = [(c.slug, c.name) for c in vocabulary.capabilities]
         for name in ("requires", "bundles", "conflicts_with"):
             self.fields[name].choices = project_choices
+        for name in [n for n, f in self.fields.items() if isinstance(f, forms.MultipleChoiceField)]:
+            self.fields[self.order_field(name)] = forms.CharField(required=False, widget=forms.HiddenInput)
         self.document: ProjectDocument | None = None
+
+    @staticmethod
+    def order_field(name: str) -> str:
+        return f"{name}_order"
 
     # --- document <-> form data ------------------------------------------------------------------
 
@@ -129,10 +154,25 @@ class ProjectForm(forms.Form):
             "conflicts_with": list(p.conflicts_with),
             "sources": "\n".join(f"{s.title} | {s.url} | {s.tag.value}" for s in p.sources),
         }
+        initial["primary_unit"] = p.resource_units[0].value
         for map_slug, placed in p.maps.items():
             initial[f"map_{map_slug}_primary"] = placed.primary
             initial[f"map_{map_slug}_secondary"] = list(placed.secondary)
+        for name, value in list(initial.items()):
+            if isinstance(value, list):
+                initial[cls.order_field(name)] = ",".join(value)
         return initial
+
+    def _ordered(self, data: dict[str, Any], name: str) -> list[str]:
+        return _in_order(list(data.get(name) or []), data.get(self.order_field(name)) or "")
+
+    def _resource_units(self, data: dict[str, Any]) -> list[str]:
+        units = self._ordered(data, "resource_units")
+        primary = data.get("primary_unit") or ""
+        if primary and primary in units:
+            units.remove(primary)
+            units.insert(0, primary)
+        return units
 
     def _document_data(self, data: dict[str, Any]) -> dict[str, Any]:
         contract_points = []
@@ -157,11 +197,11 @@ class ProjectForm(forms.Form):
             "summary": data.get("summary", ""),
             "placement": {
                 "maps": {
-                    map_slug: {"primary": data.get(primary) or "", "secondary": list(data.get(secondary) or [])}
+                    map_slug: {"primary": data.get(primary) or "", "secondary": self._ordered(data, secondary)}
                     for map_slug, primary, secondary in self.map_fields
                 },
-                "resource_units": data.get("resource_units") or [],
-                "enforcement_points": data.get("enforcement_points") or [],
+                "resource_units": self._resource_units(data),
+                "enforcement_points": self._ordered(data, "enforcement_points"),
                 "promise": data.get("promise", ""),
                 "non_promise": _lines(data.get("non_promise", "")),
                 "costs": {k: data.get(k, "") for k in ("overhead", "reconfiguration", "intrusiveness", "compatibility")},
@@ -169,14 +209,14 @@ class ProjectForm(forms.Form):
                 "dependencies": {
                     "upstream": _lines(data.get("upstream", "")),
                     "downstream": _lines(data.get("downstream", "")),
-                    "requires": list(data.get("requires") or []),
+                    "requires": self._ordered(data, "requires"),
                 },
                 "failure_modes": _lines(data.get("failure_modes", "")),
                 "contract_points": contract_points,
-                "capabilities": list(data.get("capabilities") or []),
+                "capabilities": self._ordered(data, "capabilities"),
                 "misuses": misuses,
-                "bundles": list(data.get("bundles") or []),
-                "conflicts_with": list(data.get("conflicts_with") or []),
+                "bundles": self._ordered(data, "bundles"),
+                "conflicts_with": self._ordered(data, "conflicts_with"),
                 "sources": sources,
             },
         }
@@ -209,6 +249,9 @@ class ProjectForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        primary = cleaned.get("primary_unit")
+        if primary and "resource_units" in cleaned and primary not in cleaned["resource_units"]:
+            self.add_error("primary_unit", "Tick the primary resource unit among the resource units too.")
         # Validate through the template model even when some fields already failed, so every
         # problem shows at once; fields with a Django error keep only that error.
         try:
