@@ -7,7 +7,7 @@ from typing import Callable
 
 from scheduler_core.metrics import SimulationResult
 from scheduler_core.scenario import Scenario, load_scenario, parse_scenario
-from scheduler_core.simulator import ClusterSimulation
+from scheduler_core.simulation import ClusterSimulation
 
 
 def simulate(scenario: Scenario | dict | str | Path, progress: Callable[[float], None] | None = None) -> SimulationResult:

@@ -90,7 +90,7 @@ def _register_run(sub) -> None:
 
 def cmd_run(args) -> int:
     from scheduler_core.scenario import ScenarioError, load_scenario
-    from scheduler_core.simulator import ClusterSimulation
+    from scheduler_core.simulation import ClusterSimulation
 
     try:
         sc = load_scenario(args.scenario)

@@ -37,7 +37,6 @@ from scheduler_core.hardware import MIB_PER_GIB, GpuSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.scenario import DataPlane
-    from scheduler_core.workloads import Pod
 
 GPU = "nvidia.com/gpu"
 
@@ -119,7 +118,7 @@ class DeviceContext:
         self.mem_declared = 0.0
         self.cores_used = 0
         self.fraction_used = 0.0
-        self.tenants: list[Pod] = []
+        self.tenants: list = []  # pods (workloads.Pod): the device layer keeps them, never looks inside
         self.oom_event = None
         self.unusable = False  # MIG-enabled GPU handed out whole under strategy none
         self.equiv_per_slot = 1.0
@@ -175,7 +174,7 @@ class Node:
         self.plugin_ready = True
         self.cordoned = False
         self.reconfiguring = False
-        self.pods: list[Pod] = []
+        self.pods: list = []  # pods bound here (opaque to the device layer)
         self.advertised: dict[str, int] = {}
         self.free: dict[str, int] = {}
         self.inventory_warnings: list[str] = []
@@ -324,7 +323,7 @@ class Node:
             return cands[: req.count] if len(cands) >= req.count else None
         return None
 
-    def commit(self, pod: "Pod", req: DeviceRequest, contexts: list[DeviceContext]) -> None:
+    def commit(self, pod, req: DeviceRequest, contexts: list[DeviceContext]) -> None:
         for c in contexts:
             if req.kind in ("count", "dra"):
                 c.used_slots += 1
@@ -344,7 +343,7 @@ class Node:
                 c.tenants.append(pod)
         self.pods.append(pod)
 
-    def release(self, pod: "Pod", req: DeviceRequest, contexts: list[DeviceContext]) -> None:
+    def release(self, pod, req: DeviceRequest, contexts: list[DeviceContext]) -> None:
         for c in contexts:
             if req.kind in ("count", "dra"):
                 c.used_slots -= 1

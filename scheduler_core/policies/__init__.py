@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from scheduler_core.simulator import ClusterSimulation
+    from scheduler_core.policies.port import ClusterPort
 
 
-def make_scheduler(sim: "ClusterSimulation"):
+def make_scheduler(sim: "ClusterPort"):
     name = sim.cp.scheduler
     if name == "kube-default":
         from scheduler_core.policies.kube import KubeScheduler
@@ -30,7 +30,7 @@ def make_scheduler(sim: "ClusterSimulation"):
     raise ValueError(f"unknown scheduler {name!r}")  # pragma: no cover - schema prevents it
 
 
-def make_admission(sim: "ClusterSimulation"):
+def make_admission(sim: "ClusterPort"):
     if sim.cp.admission == "kueue":
         from scheduler_core.policies.kueue import KueueAdmission
         return KueueAdmission(sim)

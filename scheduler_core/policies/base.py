@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable, Hashable, Iterator
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.cluster import DeviceRequest
-    from scheduler_core.simulator import ClusterSimulation
+    from scheduler_core.policies.port import ClusterPort
     from scheduler_core.workloads import Workload
 
 
@@ -154,7 +154,7 @@ class Policy:
 
     name = "policy"
 
-    def __init__(self, sim: "ClusterSimulation") -> None:
+    def __init__(self, sim: "ClusterPort") -> None:
         self.sim = sim
         self.queue = ShapeQueue()
         self.new_keys: set = set()

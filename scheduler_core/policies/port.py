@@ -1,0 +1,78 @@
+"""The narrow interface a policy is handed: what a scheduler or admission controller may see and do.
+
+Policies never import the simulation; :func:`make_scheduler` and
+:func:`make_admission` hand them an object satisfying :class:`ClusterPort`
+(the simulation engine does, structurally).  Reading: the clock, the
+configuration, nodes, quota accounting.  Acting: plan and bind pods, create
+pods, evict or preempt, ask for a pass, set a timer.  A test checks that
+policies use nothing else, so the arrows point one way: engine -> policies -> port.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scheduler_core.cluster import Node
+    from scheduler_core.engine import Event
+    from scheduler_core.scenario import ControlPlane, ModelParameters
+    from scheduler_core.workloads import Pod, Workload
+
+
+class EvictionCheck(Protocol):
+    """Would the pods of a preemptor fit once the added victims' pods are gone?"""
+
+    def add(self, victim_pods) -> None: ...
+
+    def fits(self) -> bool: ...
+
+
+class ClusterPort(Protocol):
+    # ---- what a policy reads
+    now: float
+    cp: "ControlPlane"                         # the stack's control-plane configuration
+    params: "ModelParameters"
+    nodes: list["Node"]
+    capacity_gpus: int
+    full_pass: bool                            # capacity was freed since the last pass
+    queue_units: dict[str, float]              # GPU units bound per queue
+    queue_pending_units: dict[str, float]      # GPU units of pending pods per queue
+    running_priorities: dict[int, int]         # priority -> bound pods
+
+    # ---- placement questions
+    def node_eligible(self, node: "Node") -> bool: ...
+
+    def candidate_nodes(self, wl: "Workload") -> list["Node"]: ...
+
+    def quick_fit(self, wl: "Workload", pods: int = 1) -> bool: ...
+
+    def plan(self, wl: "Workload", pods: int, strategy: str, level: str | None = None,
+             nodes: list["Node"] | None = None) -> list[tuple["Node", int]] | None: ...
+
+    def kube_scoring(self, wl: "Workload") -> str: ...
+
+    def eviction_probe(self, wl: "Workload", pods: int) -> EvictionCheck: ...
+
+    # ---- actions
+    def bind_plan(self, wl: "Workload", plan: list[tuple["Node", int]]) -> int: ...
+
+    def place_pods_individually(self, wl: "Workload", strategy: str) -> int: ...
+
+    def create_pods(self, wl: "Workload", n: int | None = None) -> None: ...
+
+    def set_state(self, wl: "Workload", state: str) -> None: ...
+
+    def evict(self, wl: "Workload", reason: str, requeue_delay: float = 0.0, preemption: bool = True) -> None: ...
+
+    def preempt_pod(self, pod: "Pod", reason: str) -> None: ...
+
+    def fail_workload(self, wl: "Workload", reason: str) -> None: ...
+
+    def count_admission_error(self, reason: str) -> None: ...
+
+    # ---- time
+    def request_cycle(self) -> None: ...
+
+    def retry_at(self, t: float) -> None: ...
+
+    def schedule_in(self, delay: float, priority: int, callback: Callable[..., Any], *args: Any) -> "Event": ...
