@@ -208,6 +208,26 @@ def cmd_calibrate(args) -> int:
     return 0 if all(r.within for r in rows) else 1
 
 
+# ----------------------------------------------------------------- stories
+@register
+def _register_stories(sub) -> None:
+    p = sub.add_parser("stories", help="each built-in story's verdict: 95%% interval over seeds and sensitivity band")
+    p.add_argument("--seeds", type=int, default=10, help="seeds per stack (default 10)")
+    p.set_defaults(func=cmd_stories)
+
+
+def cmd_stories(args) -> int:
+    from scheduler_core.stories import VERDICTS, format_judgement, judge
+
+    ok = True
+    for v in VERDICTS:
+        j = judge(v, n_seeds=max(2, args.seeds))
+        ok = ok and j.holds
+        print(format_judgement(j))
+        print()
+    return 0 if ok else 1
+
+
 # ---------------------------------------------------------------------- mig
 @register
 def _register_mig(sub) -> None:

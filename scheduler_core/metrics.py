@@ -68,7 +68,9 @@ class JobMetrics(_Out):
     waiting_at_end: int = 0
     queue_wait: Distribution = Field(default_factory=Distribution, description="submit -> whole gang running")
     completion_time: Distribution = Field(default_factory=Distribution, description="submit -> done")
-    makespan: float | None = Field(None, description="first submission -> last completion of batch/training jobs")
+    makespan: float | None = Field(
+        None, description="first submission -> last completion of batch/training jobs; censored at the horizon "
+                          "(a lower bound) when any job failed or is unfinished")
     restarts: int = 0
 
 

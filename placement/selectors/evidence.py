@@ -7,19 +7,14 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from statistics import mean, stdev
 
 import yaml
 from django.conf import settings
 
 from placement.models import SimulationRun, Stack, Sweep
+from scheduler_core.uncertainty import Estimate, confidence_interval  # noqa: F401 - re-exported for views
 
 SCENARIO_DIR = Path(settings.BASE_DIR) / "fixtures" / "scenarios"
-
-# Two-sided 95% Student t quantiles by degrees of freedom (1..30); 1.96 beyond.
-_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-        2.045, 2.042]
 
 
 @dataclass(frozen=True)
@@ -71,31 +66,6 @@ def flatten_metrics(metrics: dict | None, prefix: str = "") -> dict[str, float]:
         elif isinstance(value, dict):
             out.update(flatten_metrics(value, f"{name}."))
     return out
-
-
-@dataclass(frozen=True)
-class Estimate:
-    mean: float
-    half_width: float
-    n: int
-
-    @property
-    def low(self) -> float:
-        return self.mean - self.half_width
-
-    @property
-    def high(self) -> float:
-        return self.mean + self.half_width
-
-
-def confidence_interval(values: list[float]) -> Estimate:
-    n = len(values)
-    if n == 0:
-        return Estimate(float("nan"), float("nan"), 0)
-    if n == 1:
-        return Estimate(values[0], float("nan"), 1)
-    t = _T95[n - 2] if n - 1 <= len(_T95) else 1.96
-    return Estimate(mean(values), t * stdev(values) / math.sqrt(n), n)
 
 
 def sweep_summary(sweep: Sweep) -> dict:

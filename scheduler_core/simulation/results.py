@@ -19,6 +19,17 @@ if TYPE_CHECKING:  # pragma: no cover
 FINAL = ("done", "failed", "stopped")
 
 
+def _makespan(jobs, done, horizon: float) -> float | None:
+    """First submission -> last completion.  A job that failed or is unfinished never completed, so
+    the makespan is censored at the horizon (a lower bound): failing fast must not look fast."""
+    if not jobs:
+        return None
+    first = min(w.submit for w in jobs)
+    if len(done) < len(jobs):
+        return M.rnd(horizon - first)
+    return M.rnd(max(w.end for w in done) - first)
+
+
 def build_result(sim: "ClusterSimulation") -> M.SimulationResult:
     sc = sim.scenario
     r = M.rnd
@@ -37,7 +48,7 @@ def build_result(sim: "ClusterSimulation") -> M.SimulationResult:
         waiting_at_end=sum(1 for w in jobs if w.state in ("queued", "admitted")),
         queue_wait=M.Distribution.of(wait(w) for w in jobs),
         completion_time=M.Distribution.of(w.end - w.submit for w in done),
-        makespan=r(max(w.end for w in done) - min(w.submit for w in jobs)) if done else None,
+        makespan=_makespan(jobs, done, horizon),
         restarts=sum(w.restarts for w in jobs))
 
     gangs = [w for w in jobs if w.pods_total > 1]
