@@ -8,7 +8,7 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run worker test test-fast browser bench clean
+.PHONY: install run worker test test-fast browser bench mutation clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,5 +44,11 @@ bench: install
 	$(PY) benchmarks/sim_bench.py all
 	$(PY) benchmarks/api_bench.py
 
+# Mutation testing of the core pure modules ([tool.mutmut] in pyproject.toml); slow, not in CI.
+mutation: install
+	rm -rf mutants
+	$(VENV)/bin/mutmut run --max-children 2 || true
+	$(PY) tools/mutation_report.py
+
 clean:
-	rm -rf $(VENV) var .pytest_cache
+	rm -rf $(VENV) var .pytest_cache mutants
