@@ -65,14 +65,27 @@ profiles.yaml      workload profiles: default SLO, pools (by isolation level), r
 """
 
 from placement.rules.compare import compare
-from placement.rules.compose import compatible, compose
-from placement.rules.data import Isolation, RulesData, SlotName, Verdict, builtin_rules, read_rules
+from placement.rules.compatible import compatible
+from placement.rules.compose import compose
+from placement.rules.data import (
+    Isolation,
+    RulesData,
+    SlotName,
+    Verdict,
+    builtin_rules,
+    read_rules,
+)
 from placement.rules.errors import RulesDataError, RulesInputError
-from placement.rules.graph import CatalogGraph, build_graph, catalog_fingerprint, clear_graph_cache
+from placement.rules.graph import (
+    CatalogGraph,
+    build_graph,
+    catalog_fingerprint,
+    clear_graph_cache,
+)
 from placement.rules.misuse import check_misuse, known_misuses
 from placement.rules.models import (
-    ComparisonResult,
     CompareRequest,
+    ComparisonResult,
     CompatibleResult,
     ComposeRequest,
     ComposeResult,

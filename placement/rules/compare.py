@@ -29,16 +29,21 @@ from placement.rules.graph import (
 )
 from placement.rules.models import (
     AxisValue,
+    CompareRequest,
     ComparisonAxis,
     ComparisonResult,
-    CompareRequest,
     ContractJoin,
     ContractRoleRef,
     GraphStep,
     PairVerdict,
 )
-from placement.schemas import ENFORCEMENT_POINT_LABELS, RESOURCE_UNIT_LABELS, ContractPoint, Kind, ResourceUnit
-
+from placement.schemas import (
+    ENFORCEMENT_POINT_LABELS,
+    RESOURCE_UNIT_LABELS,
+    ContractPoint,
+    Kind,
+    ResourceUnit,
+)
 
 PARTICIPLE = {ContractPoint.ADVERTISE: "advertised", ContractPoint.BIND: "bound", ContractPoint.ALLOCATE: "allocated"}
 

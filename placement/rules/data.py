@@ -25,7 +25,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from placement.rules.errors import RulesDataError
-from placement.schemas import FIXTURES_DIR, CatalogVocabulary, ContractPoint, ResourceUnit, builtin_vocabulary
+from placement.schemas import (
+    FIXTURES_DIR,
+    CatalogVocabulary,
+    ContractPoint,
+    ResourceUnit,
+    builtin_vocabulary,
+)
 
 RULES_DIR = FIXTURES_DIR / "rules"
 

@@ -1,0 +1,208 @@
+"""Compose, step 3b: explanation. Score items with their why, titles, slot reasons and why each
+stack ranks where it does, built only for the stacks that are returned.
+"""
+
+from __future__ import annotations
+
+from placement.rules.context import (
+    PERIPHERAL,
+    POOL_SLOTS,
+    SLOT_ORDER,
+    Candidate,
+    Context,
+    PoolOption,
+    costs_component,
+    keeps_default_scheduler,
+    unit_label,
+)
+from placement.rules.data import SlotName
+from placement.rules.models import (
+    PoolPlan,
+    ScoreItem,
+    SlotAssignment,
+    Stack,
+    SupportingComponent,
+)
+
+
+def explain_score(ctx: Context, cand: Candidate) -> None:
+    """Score items (each with its why) and the contract checks of a stack that will be returned."""
+    rules = ctx.graph.rules
+    items: list[ScoreItem] = []
+    for opt in cand.pools:
+        who = opt.data_plane or opt.handoff
+        for points, why in ctx.unit_points.get(opt.unit, ()):
+            items.append(ScoreItem(factor="unit_fit", points=points, slot=SlotName.DATA_PLANE_UNIT, project=who,
+                                   subject=opt.unit.value, reason=f"{opt.pool.name} pool on {unit_label(opt.unit)}: {why}"))
+        if ctx.facts(opt.handoff).primary_unit == opt.unit and rules.native_handoff.points:
+            items.append(ScoreItem(factor="native_handoff", points=rules.native_handoff.points, slot=SlotName.DEVICE_HANDOFF,
+                                   project=opt.handoff, subject=opt.handoff,
+                                   reason=f"{opt.handoff} for {unit_label(opt.unit)}: {rules.native_handoff.why}"))
+    sched = cand.cluster.get(SlotName.SCHEDULING_POLICY)
+    dsp = ctx.profile.default_scheduler_points
+    if dsp.points and keeps_default_scheduler(ctx, sched):
+        items.append(ScoreItem(factor="default_scheduler", points=dsp.points, slot=SlotName.SCHEDULING_POLICY, project=sched,
+                               subject=rules.default_scheduler, reason=f"{sched} keeps the default scheduler: {dsp.why}"))
+    for cap, entries in ctx.cap_points.items():
+        if cap in cand.covered:
+            slot, slug = cand.covered[cap]
+            for points, why in entries:
+                items.append(ScoreItem(factor="capability", points=points, slot=slot, project=slug, subject=cap,
+                                       reason=f"{ctx.graph.capability_name(cap)} from {slug}: {why}"))
+        elif ctx.cap_weight[cap] > 0:
+            items.append(ScoreItem(factor="missing_capability", points=0, subject=cap,
+                                   reason=f"No project in the stack provides {ctx.graph.capability_name(cap).lower()} "
+                                          f"(worth {ctx.cap_weight[cap]:g})."))
+    for slug in cand.members:
+        if not costs_component(ctx, slug):
+            continue
+        if slug not in cand.charged:
+            shipper = next(m for m in cand.members if slug in ctx.facts(m).bundles_all)
+            items.append(ScoreItem(factor="component_cost", points=0, project=slug, subject=slug,
+                                   reason=f"{slug} ships with {shipper}; no extra component."))
+            continue
+        extra = f" (required by {cand.supporting[slug]})" if slug in cand.supporting else ""
+        items.append(ScoreItem(factor="component_cost", points=rules.component_cost.points, project=slug, subject=slug,
+                               reason=f"{slug}{extra}: {rules.component_cost.why}"))
+    for slot in PERIPHERAL:
+        if cand.cluster.get(slot) is None:
+            items.append(ScoreItem(factor="empty_slot", points=0, slot=slot, subject=slot.value,
+                                   reason=rules.slot[slot].empty_reason))
+    cand.items = items
+
+# --- results --------------------------------------------------------------------------------------
+
+
+def stack_title(ctx: Context, cand: Candidate) -> str:
+    if cand._title is None:
+        cand._title = make_title(ctx, cand)
+    return cand._title
+
+
+def make_title(ctx: Context, cand: Candidate) -> str:
+    names: list[str] = []
+    for opt in cand.pools:
+        if opt.data_plane:
+            names.append(ctx.facts(opt.data_plane).ref.name)
+        else:
+            names.append(f"{unit_label(opt.unit)} ({ctx.facts(opt.handoff).ref.name})")
+    for slot in (SlotName.SCHEDULING_POLICY, SlotName.ADMISSION_QUOTA):
+        slug = cand.cluster.get(slot)
+        if slug:
+            names.append(ctx.facts(slug).ref.name)
+    return " + ".join(dict.fromkeys(names))
+
+
+def slot_why(ctx: Context, cand: Candidate, slot: SlotName, slug: str, opt: PoolOption | None) -> tuple[str, list[str]]:
+    f = ctx.facts(slug)
+    contributes = sorted(cap for cap, (s, who) in cand.covered.items() if who == slug and s == slot)
+    weighted = [c for c in contributes if ctx.cap_weight.get(c)]
+    rule = ctx.graph.rules.slot[slot]
+    if slot == SlotName.DATA_PLANE_UNIT and opt is not None:
+        u = ctx.graph.rules.unit[opt.unit]
+        why = f"Creates {unit_label(opt.unit)} for the {opt.pool.name} pool ({u.isolation} isolation: {u.note})"
+    elif slot == SlotName.DEVICE_HANDOFF and opt is not None:
+        why = f"Advertises and allocates {unit_label(opt.unit)} on the {opt.pool.name} pool's nodes"
+    else:
+        why = f"{rule.name}: {f.doc.placement.promise}"
+    if weighted:
+        why += f" Adds: {', '.join(ctx.graph.capability_name(c).lower() for c in weighted)}."
+    return why.rstrip(".") + ".", contributes
+
+
+def to_stack(ctx: Context, cand: Candidate, rank: int, why_rank: str) -> Stack:
+    graph = ctx.graph
+    slots: list[SlotAssignment] = []
+    for slot in SLOT_ORDER:
+        if slot in POOL_SLOTS:
+            for opt in cand.pools:
+                slug = opt.handoff if slot == SlotName.DEVICE_HANDOFF else opt.data_plane
+                if slug:
+                    why, contributes = slot_why(ctx, cand, slot, slug, opt)
+                    slots.append(SlotAssignment(slot=slot, pool=opt.pool.name, project=graph.projects[slug].ref, why=why, contributes=contributes))
+                else:
+                    slots.append(SlotAssignment(slot=slot, pool=opt.pool.name, project=None,
+                                                why=f"{graph.rules.slot[slot].empty_reason.rstrip('.')} ({unit_label(opt.unit)} via {opt.handoff}).",
+                                                contributes=[]))
+        else:
+            slug = cand.cluster.get(slot)
+            if slug:
+                why, contributes = slot_why(ctx, cand, slot, slug, None)
+                slots.append(SlotAssignment(slot=slot, project=graph.projects[slug].ref, why=why, contributes=contributes))
+            else:
+                slots.append(SlotAssignment(slot=slot, project=None, why=graph.rules.slot[slot].empty_reason))
+    pools = [
+        PoolPlan(
+            name=o.pool.name, isolation=list(o.pool.accepts), unit=o.unit, unit_isolation=graph.rules.unit[o.unit].isolation,
+            gpus=o.pool.gpus, data_plane=o.data_plane, device_handoff=o.handoff, serves=o.pool.serves,
+        )
+        for o in cand.pools
+    ]
+    supporting = [
+        SupportingComponent(
+            project=graph.projects[slug].ref, required_by=by,
+            why=f"{by} requires it. {graph.projects[slug].doc.placement.promise}",
+        )
+        for slug, by in cand.supporting.items()
+    ]
+    return Stack(
+        rank=rank,
+        score=cand.score,
+        title=stack_title(ctx, cand),
+        slots=slots,
+        supporting=supporting,
+        pools=pools,
+        contracts=cand.contracts,
+        score_breakdown=cand.items,
+        capabilities=sorted(cand.covered),
+        components=cand.members,
+        why_rank=why_rank,
+    )
+
+
+def item_key(item: ScoreItem) -> tuple[str, str]:
+    return (item.factor, item.subject)
+
+
+def why_rank(ctx: Context, cand: Candidate, rank: int, above: Candidate | None) -> str:
+    top = sorted((i for i in cand.items if i.points), key=lambda i: -abs(i.points))
+    if rank == 1 or above is None:
+        plus = [f"{i.subject} {i.points:+g}" for i in top if i.points > 0][:4]
+        minus = [f"{i.subject} {i.points:+g}" for i in top if i.points < 0][:3]
+        text = f"Ranks first with {cand.score:g} points"
+        if plus:
+            text += f"; most from {', '.join(plus)}"
+        if minus:
+            text += f"; costs {', '.join(minus)}"
+        return text + "."
+    mine: dict[tuple[str, str], float] = {}
+    for i in cand.items:
+        mine[item_key(i)] = mine.get(item_key(i), 0) + i.points
+    theirs: dict[tuple[str, str], float] = {}
+    for i in above.items:
+        theirs[item_key(i)] = theirs.get(item_key(i), 0) + i.points
+    diffs = []
+    for key in set(mine) | set(theirs):
+        delta = mine.get(key, 0) - theirs.get(key, 0)
+        if abs(delta) > 1e-9:
+            diffs.append((delta, key))
+    diffs.sort(key=lambda d: (d[0], d[1]))
+    parts = []
+    for delta, (factor, subject) in diffs[:4]:
+        what = {"unit_fit": "unit", "capability": "capability", "component_cost": "component"}.get(factor, factor)
+        parts.append(f"{what} {subject} {delta:+g}")
+    gap = round(above.score - cand.score, 3)
+    text = f"{gap:g} point{'s' if gap != 1 else ''} below #{rank - 1} ({cand.score:g} vs {above.score:g})"
+    if parts:
+        text += ": " + ", ".join(parts)
+    if gap == 0:
+        if len(cand.charged) != len(above.charged):
+            text += f"; same score with {len(cand.charged)} components to run instead of {len(above.charged)}"
+        elif len(cand.members) != len(above.members):
+            extra = sorted(set(cand.members) - set(above.members))
+            text += f"; same score with more projects in the stack ({', '.join(extra) or len(cand.members)})"
+        else:
+            text += "; same score and size, ordered by name"
+    return text + "."
+
+

@@ -1,0 +1,204 @@
+"""Compose, step 1: feasibility. Hard rules remove units and projects that cannot serve a pool;
+every removal is kept with its reason (`Context.why_not`) so a result can answer "why not X?".
+"""
+
+from __future__ import annotations
+
+from placement.rules.context import (
+    TOP_CLUSTER,
+    TOP_PER_UNIT,
+    TOP_POOL_OPTIONS,
+    Context,
+    PoolOption,
+    PoolSpec,
+    admission_units,
+    keeps_default_scheduler,
+    local_score,
+    unit_label,
+    unit_list,
+    unit_score,
+)
+from placement.rules.data import Isolation, SlotName
+from placement.rules.models import Rejection, SlotFailure
+from placement.schemas import ContractPoint, ResourceUnit
+
+
+def not_excluded(ctx: Context, slot: SlotName, slugs) -> list[str]:
+    """Drop projects the constraints exclude and those serving other workloads (excluded capabilities)."""
+    kept = []
+    for slug in slugs:
+        if slug in ctx.excluded:
+            ctx.reject(slot, slug, f"{slug} is excluded by the constraints.")
+            continue
+        other = next((c for c in ctx.graph.rules.excluded_capabilities if c.capability in ctx.facts(slug).capabilities), None)
+        if other is not None:
+            ctx.reject(slot, slug, f"{slug}: {other.why}")
+            continue
+        kept.append(slug)
+    return kept
+
+
+def cluster_candidates(ctx: Context, slot: SlotName) -> list[str]:
+    graph = ctx.graph
+    slugs = not_excluded(ctx, slot, graph.slot_candidates[slot])
+    if slot == SlotName.SCHEDULING_POLICY and ctx.constraints.keep_default_scheduler:
+        kept = []
+        for slug in slugs:
+            if keeps_default_scheduler(ctx, slug):
+                kept.append(slug)
+            else:
+                ctx.reject(slot, slug, f"{slug} replaces the default scheduler ({graph.rules.default_scheduler}); the constraints keep it.")
+        slugs = kept
+    return slugs
+
+
+
+def placeable(ctx: Context, slot: SlotName, slugs, companions: set[str]) -> list[str]:
+    """Candidates that reach the slot by their primary layer, or whose primary role is among
+    `companions` (the candidates of the slots where they are primary)."""
+    primary = ctx.graph.slot_primary[slot]
+    return [s for s in slugs if s in primary or s in companions]
+
+
+def acceptable_units(ctx: Context, spec: PoolSpec) -> list[ResourceUnit]:
+    rules = ctx.graph.rules
+    return [
+        u for u in ResourceUnit
+        if rules.unit[u].isolation != "not_applicable"
+        and Isolation(rules.unit[u].isolation) in spec.accepts
+        and (ctx.pool.mig_capable or not rules.unit[u].needs_mig_capable)
+    ]
+
+
+def best_few(ctx: Context, ranked: list[str], keep: set) -> list[str]:
+    """The first TOP_POOL_OPTIONS of a ranked list, plus required projects and those in `keep`."""
+    head = ranked[:TOP_POOL_OPTIONS]
+    return head + [s for s in ranked[TOP_POOL_OPTIONS:] if s in keep or s in ctx.required]
+
+
+def pool_options(ctx: Context, spec: PoolSpec, companions: set[str]) -> list[PoolOption]:
+    graph, rules = ctx.graph, ctx.graph.rules
+    primary_only = rules.slot[SlotName.DATA_PLANE_UNIT].unit_must_be_primary
+    handoffs_all = placeable(ctx, SlotName.DEVICE_HANDOFF, not_excluded(
+        ctx, SlotName.DEVICE_HANDOFF, graph.slot_candidates[SlotName.DEVICE_HANDOFF]), companions)
+    planes_all = placeable(ctx, SlotName.DATA_PLANE_UNIT, not_excluded(
+        ctx, SlotName.DATA_PLANE_UNIT, graph.slot_candidates[SlotName.DATA_PLANE_UNIT]), companions)
+    options: list[PoolOption] = []
+    for unit in ResourceUnit:
+        rule = rules.unit[unit]
+        if rule.isolation == "not_applicable":
+            continue
+        reason = None
+        if Isolation(rule.isolation) not in spec.accepts:
+            reason = (f"{unit_label(unit)} gives {rule.isolation} isolation; the {spec.name} pool needs "
+                      f"{'/'.join(a.value for a in spec.accepts)}.")
+        elif rule.needs_mig_capable and not ctx.pool.mig_capable:
+            reason = f"{unit_label(unit)} needs MIG-capable GPUs; the pool's {ctx.pool.gpu_model} is not MIG-capable."
+        if reason:
+            for slug in planes_all:
+                if ctx.facts(slug).primary_unit == unit:
+                    ctx.reject(SlotName.DATA_PLANE_UNIT, slug, reason)
+            for slug in handoffs_all:
+                if ctx.facts(slug).primary_unit == unit:
+                    ctx.reject(SlotName.DEVICE_HANDOFF, slug, reason)
+            continue
+        handoffs = [
+            s for s in handoffs_all
+            if unit in ctx.facts(s).role_units(ContractPoint.ADVERTISE) and unit in ctx.facts(s).role_units(ContractPoint.ALLOCATE)
+        ]
+        if rule.needs_data_plane_project:
+            planes: list[str | None] = [
+                s for s in planes_all
+                if (ctx.facts(s).primary_unit == unit if primary_only else unit in ctx.facts(s).units)
+            ]
+        else:
+            planes = [None]
+        # keep the most promising few of each before pairing them (large catalogs)
+        native_of = {h: rules.native_handoff.points if ctx.facts(h).primary_unit == unit else 0.0 for h in handoffs}
+        handoffs = best_few(ctx, sorted(handoffs, key=lambda h: (-(native_of[h] + local_score(ctx, h)), h)), keep=set(planes))
+        if planes != [None]:
+            planes = best_few(ctx, sorted(planes, key=lambda d: (-local_score(ctx, d), d)), keep=set(handoffs))
+        base = unit_score(ctx, unit)
+        for dp in planes:
+            for h in handoffs:
+                if dp is not None and h in ctx.facts(dp).conflicts:
+                    ctx.reject(SlotName.DEVICE_HANDOFF, h, f"{h} conflicts with {dp}.")
+                    continue
+                if dp is not None and dp != h and dp in ctx.facts(h).bundles_all and h in planes:
+                    # the handoff ships this mechanism and creates the unit itself: one project, not two
+                    continue
+                native = rules.native_handoff.points if ctx.facts(h).primary_unit == unit else 0.0
+                local = base + native + local_score(ctx, h) + (0.0 if dp in (None, h) else local_score(ctx, dp))
+                options.append(PoolOption(spec, unit, dp, h, local))
+    options.sort(key=lambda o: (-o.local, o.unit.value, o.data_plane or "", o.handoff))
+    keep = options[:TOP_POOL_OPTIONS]
+    for slug in ctx.required:  # a required project stays in the search
+        if not any(slug in (o.data_plane, o.handoff) for o in keep):
+            keep.extend([o for o in options if slug in (o.data_plane, o.handoff)][:2])
+    return keep
+
+
+def top_cluster(ctx: Context, slot: SlotName, slugs: list[str], units: set[ResourceUnit], companions: set[str]) -> list[str]:
+    """The best candidates by local score, plus the best few per pool unit and per required
+    capability, so that pruning never drops the only candidates that make a stack possible."""
+    ranked = sorted(placeable(ctx, slot, slugs, companions), key=lambda s: (-local_score(ctx, s), s))
+    keep = list(ranked[:TOP_CLUSTER])
+    if slot == SlotName.SCHEDULING_POLICY:
+        keep.extend(s for s in ranked if keeps_default_scheduler(ctx, s) and s not in keep)
+    for unit in sorted(units, key=lambda u: u.value):
+        if slot == SlotName.SCHEDULING_POLICY:
+            fit = [s for s in ranked if unit in ctx.facts(s).role_units(ContractPoint.BIND)]
+        else:
+            fit = [s for s in ranked if unit in admission_units(ctx.facts(s))]
+        keep.extend(s for s in fit[:TOP_PER_UNIT] if s not in keep)
+    for cap, _why in ctx.required_caps:
+        fit = [s for s in ranked if cap in ctx.facts(s).capabilities]
+        keep.extend(s for s in fit[:TOP_PER_UNIT] if s not in keep)
+    keep.extend(s for s in ctx.required if s in slugs and s not in keep)
+    return keep
+
+
+
+def slot_for_capability(ctx: Context, cap_slug: str) -> SlotName | None:
+    cap = ctx.graph.capability(cap_slug)
+    if cap is None:
+        return None
+    for rule in ctx.graph.rules.slots:
+        if rule.map == cap.owner_map and set(rule.layers) & set(cap.owner_layers):
+            return rule.slot
+    return None
+
+
+def rejections(ctx: Context, slot: SlotName, limit: int = 12) -> list[Rejection]:
+    return [Rejection(project=slug, reason=reason) for (s, slug), reason in ctx.why_not.items() if s == slot][:limit]
+
+
+def diagnose_pool(ctx: Context, spec: PoolSpec) -> SlotFailure:
+    graph = ctx.graph
+    acceptable = acceptable_units(ctx, spec)
+    if not acceptable:
+        return SlotFailure(
+            slot=SlotName.DATA_PLANE_UNIT, pool=spec.name,
+            reason=(f"No resource unit gives {'/'.join(a.value for a in spec.accepts)} isolation on the pool's "
+                    f"{ctx.pool.gpu_model} GPUs."),
+            rejected=rejections(ctx, SlotName.DATA_PLANE_UNIT),
+        )
+    handoff_units = {
+        u for s in graph.slot_candidates[SlotName.DEVICE_HANDOFF] if s not in ctx.excluded
+        for u in ctx.facts(s).role_units(ContractPoint.ADVERTISE) & ctx.facts(s).role_units(ContractPoint.ALLOCATE)
+    }
+    if not handoff_units & set(acceptable):
+        return SlotFailure(
+            slot=SlotName.DEVICE_HANDOFF, pool=spec.name,
+            reason=(f"No remaining device handoff advertises and allocates a unit the {spec.name} pool accepts "
+                    f"({unit_list(acceptable)})."),
+            rejected=rejections(ctx, SlotName.DEVICE_HANDOFF),
+        )
+    return SlotFailure(
+        slot=SlotName.DATA_PLANE_UNIT, pool=spec.name,
+        reason=(f"No remaining data-plane mechanism creates a unit the {spec.name} pool accepts "
+                f"({unit_list(acceptable)}) together with a device handoff that delivers it."),
+        rejected=rejections(ctx, SlotName.DATA_PLANE_UNIT) + rejections(ctx, SlotName.DEVICE_HANDOFF),
+    )
+
+
