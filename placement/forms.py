@@ -269,10 +269,47 @@ class ProjectForm(forms.Form):
         return cleaned
 
 
+WORKLOAD_ROWS = 3
+
+
+class WorkloadClassForm(forms.Form):
+    """One workload class row of the compose form (prefix w1, w2, ...); a row without a name is unused.
+    Numbers are checked by the rules engine's model, so the page and the API give the same errors."""
+
+    name = forms.CharField(label="Class name", required=False, max_length=40)
+    kind = forms.ChoiceField(
+        label="Kind", required=False,
+        choices=[("training", "training"), ("online_inference", "online inference"),
+                 ("batch_inference", "batch inference"), ("interactive", "interactive")],
+    )
+    replicas = forms.IntegerField(label="Replicas", required=False)
+    gpus_per_replica = forms.FloatField(label="GPUs per replica (<1 = share)", required=False)
+    gpu_memory_gib = forms.FloatField(label="GPU memory per GPU (GiB)", required=False)
+    gang = forms.BooleanField(label="Gang", required=False)
+    peer_to_peer = forms.BooleanField(label="Peer-to-peer (NVLink)", required=False)
+    p99_ms = forms.FloatField(label="P99 target (ms)", required=False)
+    tenants = forms.IntegerField(label="Tenants", required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():  # the row is a table: each input names its column and row
+            field.widget.attrs["aria-label"] = f"{field.label}, class row {self.prefix.removeprefix('w')}"
+
+    def workload(self) -> dict | None:
+        data = self.cleaned_data
+        if not data.get("name"):
+            return None
+        row = {k: data[k] for k in ("name", "kind", "replicas", "gpus_per_replica", "gpu_memory_gib", "gang", "peer_to_peer")}
+        for optional in ("p99_ms", "tenants"):
+            if data.get(optional) is not None:
+                row[optional] = data[optional]
+        return row
+
+
 class ComposeForm(forms.Form):
     """Compose input as a GET form, so a composed result is a shareable URL."""
 
-    profile = forms.ChoiceField(label="Workload profile")
+    profile = forms.ChoiceField(label="Workload profile", required=False)
     isolation = forms.ChoiceField(
         label="Isolation",
         required=False,
@@ -297,15 +334,16 @@ class ComposeForm(forms.Form):
 
     def __init__(self, *args, profiles: list[tuple[str, str]], project_choices: list[tuple[str, str]], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["profile"].choices = profiles
+        self.fields["profile"].choices = [("", "from the workload classes")] + list(profiles)
         self.fields["require"].choices = project_choices
         self.fields["exclude"].choices = project_choices
 
-    def request_data(self) -> dict:
+    def request_data(self, workloads: list[dict] | None = None) -> dict:
         data = self.cleaned_data
         tri = {"yes": True, "no": False, "": None}
         request: dict = {
-            "profile": data["profile"],
+            "profile": data["profile"] or None,
+            "workloads": workloads or [],
             "pool": {"gpu_model": data["gpu_model"], "gpu_count": data["gpu_count"], "mig_capable": tri[data["mig_capable"]]},
             "constraints": {
                 "require": data["require"],
@@ -315,8 +353,11 @@ class ComposeForm(forms.Form):
         }
         if data["isolation"] or data["goal"] or data["multi_tenant"]:
             from placement.rules import builtin_rules
+            from placement.rules.pools import KIND_PROFILE, MIXED_PROFILE
 
-            default = next(p.default_slo for p in builtin_rules().profiles if p.profile == data["profile"])
+            kinds = {w["kind"] for w in workloads or []}
+            name = data["profile"] or (KIND_PROFILE.get(next(iter(kinds)), MIXED_PROFILE) if len(kinds) == 1 else MIXED_PROFILE)
+            default = next((p.default_slo for p in builtin_rules().profiles if p.profile == name), builtin_rules().profiles[0].default_slo)
             request["slo"] = {
                 "isolation": data["isolation"] or default.isolation.value,
                 "goal": data["goal"] or default.goal,

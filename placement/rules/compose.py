@@ -46,7 +46,13 @@ from placement.rules.context import (
 )
 from placement.rules.contracts import contract_checks
 from placement.rules.data import SlotName
-from placement.rules.explain import explain_score, stack_title, to_stack, why_rank
+from placement.rules.explain import (
+    explain_score,
+    stack_title,
+    to_stack,
+    why_not,
+    why_rank,
+)
 from placement.rules.feasibility import (
     acceptable_units,
     cluster_candidates,
@@ -92,9 +98,13 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
     for slot in (*CLUSTER_CORE, *PERIPHERAL):
         cluster[slot] = cluster_candidates(ctx, slot)
         if not cluster[slot] and graph.rules.slot[slot].required:
+            why = ""
+            if slot == SlotName.SCHEDULING_POLICY and ctx.gang_classes:
+                why = (f" {graph.capability_name(graph.rules.gang.capability)} is required: class "
+                       f"{', '.join(ctx.gang_classes)} has gang: true.")
             failures.append(SlotFailure(
                 slot=slot,
-                reason=f"No catalog project can fill {graph.rules.slot[slot].name.lower()} under these constraints.",
+                reason=f"No catalog project can fill {graph.rules.slot[slot].name.lower()} under these constraints.{why}",
                 rejected=rejections(ctx, slot),
             ))
     # The scheduler is chosen among those that can bind some acceptable unit; projects acting on a
@@ -282,6 +292,8 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
         notes=ctx.notes,
         excluded=[f"{reason} ({n} combination{'s' if n != 1 else ''})" for reason, n in excluded.most_common(10)],
         combinations_checked=checked,
+        workloads=ctx.workloads,
+        why_not=why_not(ctx, stacks),
     )
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from placement.rules.data import Isolation, ProfileRule, SlotName
+from placement.rules.data import ProfileRule, SlotName
 from placement.rules.errors import RulesInputError
 from placement.rules.graph import CatalogGraph, ProjectFacts
 from placement.rules.models import (
@@ -22,6 +22,14 @@ from placement.rules.models import (
     ScoreItem,
     Slo,
 )
+from placement.rules.pools import (
+    PoolSpec,
+    check_workloads,
+    class_pools,
+    profile_for,
+    template_pools,
+)
+from placement.rules.workloads import WorkloadClass
 from placement.schemas import (
     RESOURCE_UNIT_LABELS,
     ContractPoint,
@@ -57,14 +65,6 @@ def unit_list(units) -> str:
 
 
 @dataclass(frozen=True)
-class PoolSpec:
-    name: str
-    accepts: tuple[Isolation, ...]
-    gpus: int
-    serves: str
-
-
-@dataclass(frozen=True)
 class PoolOption:
     pool: PoolSpec
     unit: ResourceUnit
@@ -91,16 +91,21 @@ class Context:
     baseline: frozenset[str]
     notes: list[str] = field(default_factory=list)
     why_not: dict[tuple[SlotName, str], str] = field(default_factory=dict)
+    why_not_rule: dict[tuple[SlotName, str], str] = field(default_factory=dict)  # feasibility, constraint, conflict
     _local: dict[str, float] = field(default_factory=dict)
     _costs: dict[str, bool] = field(default_factory=dict)
     cap_slot: dict[str, SlotName] = field(default_factory=dict)  # capability -> slot of its owning layer
+    workloads: list[WorkloadClass] = field(default_factory=list)
+    gang_classes: list[str] = field(default_factory=list)  # classes that need all-or-nothing placement
 
     @property
     def required_cap_set(self) -> set[str]:
         return {cap for cap, _ in self.required_caps}
 
-    def reject(self, slot: SlotName, slug: str, reason: str) -> None:
-        self.why_not.setdefault((slot, slug), reason)
+    def reject(self, slot: SlotName, slug: str, reason: str, rule: str = "feasibility") -> None:
+        if (slot, slug) not in self.why_not:
+            self.why_not[(slot, slug)] = reason
+            self.why_not_rule[(slot, slug)] = rule
 
     def facts(self, slug: str) -> ProjectFacts:
         return self.graph.projects[slug]
@@ -164,14 +169,21 @@ def validated(request: ComposeRequest | dict) -> ComposeRequest:
 def resolve(graph: CatalogGraph, request: ComposeRequest) -> Context:
     rules = graph.rules
     errors: dict[str, list[str]] = {}
-    profile = rules.profile.get(request.profile)
+    profile_name = profile_for(request)
+    profile = rules.profile.get(profile_name)
     if profile is None:
-        errors["profile"] = [f"Unknown workload profile {request.profile!r}; known: {', '.join(rules.profile)}."]
+        errors["profile"] = [
+            f"Unknown workload profile {profile_name!r}; known: {', '.join(rules.profile)}."
+            if profile_name else "Give a workload profile or at least one workload class."
+        ]
     slo = request.slo
     if slo is None and profile is not None:
         slo = Slo(**profile.default_slo.model_dump())
+        if request.workloads:
+            slo = slo.model_copy(update={"multi_tenant": any(w.tenants > 1 for w in request.workloads)})
     if slo is not None and slo.goal not in rules.goal:
         errors["slo.goal"] = [f"Unknown SLO goal {slo.goal!r}; known: {', '.join(rules.goal)}."]
+    errors.update(check_workloads(rules, request.workloads, request.pool))
     c = request.constraints
     for field_name, slugs in (("constraints.require", c.require), ("constraints.exclude", c.exclude)):
         msgs = [graph.unknown_slug_message(s) for s in slugs if s not in graph.projects]
@@ -195,35 +207,17 @@ def resolve(graph: CatalogGraph, request: ComposeRequest) -> Context:
                 f"MIG-capable. Set pool.mig_capable to say otherwise."
             )
         pool = pool.model_copy(update={"mig_capable": bool(model and model.mig_capable)})
-
-    # pools by isolation level
-    slo_accepts = rules.isolation_accepts[slo.isolation]
-    templates = []
-    for t in profile.pools:
-        accepts = tuple(slo_accepts) if t.accepts == "from_slo" else tuple(a for a in t.accepts if a in slo_accepts)
-        if not accepts:
-            notes.append(
-                f"Pool {t.name!r} ({'/'.join(t.accepts)} isolation) dropped: the SLO asks for {slo.isolation.value} "
-                f"isolation, so its work ({t.serves[0].lower()}{t.serves[1:]}) goes to the remaining pools."
-            )
-            continue
-        templates.append((t, accepts))
-    if not templates:
-        templates = [(profile.pools[0], tuple(slo_accepts))]
-    if len(templates) > pool.gpu_count:
-        for t, _ in templates[pool.gpu_count :]:
-            notes.append(f"Pool {t.name!r} dropped: {pool.gpu_count} GPU(s) cannot be split into {len(templates)} pools.")
-        templates = templates[: pool.gpu_count]
-    total_share = sum(t.share for t, _ in templates)
-    counts = [max(1, int(pool.gpu_count * t.share / total_share)) for t, _ in templates]
-    counts[0] += pool.gpu_count - sum(counts)
-    pools = [PoolSpec(t.name, accepts, n, t.serves) for (t, accepts), n in zip(templates, counts)]
+    if request.workloads:
+        pools, pool = class_pools(request, pool, slo, rules, notes)
+    else:
+        pools = template_pools(profile, slo, pool, rules, notes)
     if len(pools) > 1:
         notes.append(
-            "Pools split by isolation level: "
+            "Pools: "
             + "; ".join(f"{p.name} ({'/'.join(a.value for a in p.accepts)}, {p.gpus} GPUs): {p.serves}" for p in pools)
             + ". Per-pool components run only on their pool's nodes."
         )
+    workloads = [p.workload for p in pools if p.workload is not None]
 
     goal = rules.goal[slo.goal]
     tenancy = rules.tenancy_for(slo.multi_tenant)
@@ -234,6 +228,12 @@ def resolve(graph: CatalogGraph, request: ComposeRequest) -> Context:
     for pref in [*profile.capability_preferences, *goal.capability_preferences, *tenancy.capability_preferences]:
         cap_points.setdefault(pref.capability, []).append((pref.points, pref.why))
     required_caps = [(r.capability, r.why) for r in [*profile.required_capabilities, *tenancy.required_capabilities]]
+    gang = rules.gang
+    if request.workloads:  # the classes say whether a gang is needed, not the profile
+        required_caps = [(cap, why) for cap, why in required_caps if cap != gang.capability]
+    gangs = [w.name for w in workloads if w.gang]
+    if gangs:
+        required_caps.append((gang.capability, f"class {', '.join(gangs)} has gang: true. {gang.why}"))
     excluded = frozenset(c.exclude)
     return Context(
         graph=graph,
@@ -252,6 +252,8 @@ def resolve(graph: CatalogGraph, request: ComposeRequest) -> Context:
         baseline=frozenset(rules.cluster_baseline) - excluded,
         notes=notes,
         cap_slot=capability_slots(graph),
+        workloads=workloads,
+        gang_classes=gangs,
     )
 
 

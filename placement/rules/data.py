@@ -25,6 +25,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from placement.rules.errors import RulesDataError
+from placement.rules.workloads import WorkloadClass
 from placement.schemas import (
     FIXTURES_DIR,
     CatalogVocabulary,
@@ -86,6 +87,23 @@ class GpuModel(_Data):
     model: str
     mig_capable: bool
     memory_gb: int
+
+
+# --- feasibility.yaml ----------------------------------------------------------------------------
+
+
+class UnitFit(_Data):
+    unit: ResourceUnit
+    max_gpus_per_replica: int = Field(ge=1)
+    memory: Literal["gpu", "mig_profile", "share"]
+    peer_to_peer: bool
+    source: str
+
+
+class GangRule(_Data):
+    capability: str
+    why: str
+    source: str
 
 
 # --- comparison.yaml ------------------------------------------------------------------------------
@@ -189,6 +207,12 @@ class PoolTemplate(_Data):
     serves: str
 
 
+class PresetWorkload(WorkloadClass):
+    """A profile's preset workload class, placed in one of the profile's pool templates."""
+
+    pool: str = Field(description="The pool template (profiles.yaml `pools`) this class runs in.")
+
+
 class ProfileRule(_Data):
     profile: str
     name: str
@@ -199,6 +223,7 @@ class ProfileRule(_Data):
     required_capabilities: list[RequiredCapability] = Field(default_factory=list)
     unit_preferences: list[UnitPreference] = Field(default_factory=list)
     capability_preferences: list[CapabilityPreference] = Field(default_factory=list)
+    workloads: list[PresetWorkload] = Field(min_length=1, description="The classes this profile stands for.")
 
 
 class RulesData(_Data):
@@ -217,11 +242,29 @@ class RulesData(_Data):
     goals: list[GoalRule]
     tenancy: list[TenancyRule]
     profiles: list[ProfileRule]
+    max_gpus_per_node: int = Field(ge=1)
+    max_gpus_per_node_source: str
+    gang: GangRule
+    unit_fit: list[UnitFit]
+    mig_profiles: dict[str, dict[str, float]]
+    mig_profiles_source: str
 
     # lookups (computed once; the model is frozen)
     @functools.cached_property
     def unit(self) -> dict[ResourceUnit, UnitRule]:
         return {u.unit: u for u in self.units}
+
+    @functools.cached_property
+    def fit(self) -> dict[ResourceUnit, UnitFit]:
+        return {f.unit: f for f in self.unit_fit}
+
+    def mig_profiles_for(self, model: str) -> dict[str, float]:
+        wanted = model.strip().lower()
+        return next((p for name, p in self.mig_profiles.items() if name.lower() == wanted), {})
+
+    @functools.cached_property
+    def largest_gpu(self) -> GpuModel:
+        return max(self.gpu_models, key=lambda m: m.memory_gb)
 
     @functools.cached_property
     def verdict(self) -> dict[Verdict, VerdictRule]:
@@ -289,6 +332,10 @@ class RulesData(_Data):
             found.append(f"slots: missing {sorted(set(SlotName) - set(self.slot))}")
         if set(self.isolation_accepts) != set(Isolation):
             found.append(f"isolation: missing {sorted(set(Isolation) - set(self.isolation_accepts))}")
+        cap("gang", self.gang.capability)
+        missing_fit = {u for u in ResourceUnit if u != ResourceUnit.NODE} - set(self.fit)
+        if missing_fit:
+            found.append(f"unit_fit: missing {sorted(missing_fit)}")
         for v in self.verdicts:
             for a in v.axes:
                 if a not in self.axis:
@@ -318,6 +365,9 @@ class RulesData(_Data):
             names = [pool.name for pool in p.pools]
             if len(set(names)) != len(names):
                 found.append(f"profiles.{p.profile}: pool names repeat")
+            for w in p.workloads:
+                if w.pool not in names:
+                    found.append(f"profiles.{p.profile}.workloads.{w.name}: unknown pool {w.pool!r}")
         return found
 
 
@@ -333,7 +383,7 @@ def read_rules(directory: Path | None = None, vocabulary: CatalogVocabulary | No
     """Read and cross-check the rules files of `directory` (default fixtures/rules)."""
     directory = Path(directory) if directory else RULES_DIR
     merged: dict = {}
-    for name in ("units.yaml", "comparison.yaml", "composition.yaml", "profiles.yaml"):
+    for name in ("units.yaml", "comparison.yaml", "composition.yaml", "profiles.yaml", "feasibility.yaml"):
         merged.update(_read(directory / name))
     rules = RulesData.model_validate(merged)
     problems = rules.problems(vocabulary or builtin_vocabulary())

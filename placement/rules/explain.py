@@ -16,12 +16,14 @@ from placement.rules.context import (
     unit_label,
 )
 from placement.rules.data import SlotName
+from placement.rules.feasibility import unit_size
 from placement.rules.models import (
     PoolPlan,
     ScoreItem,
     SlotAssignment,
     Stack,
     SupportingComponent,
+    WhyNot,
 )
 
 
@@ -135,6 +137,7 @@ def to_stack(ctx: Context, cand: Candidate, rank: int, why_rank: str) -> Stack:
         PoolPlan(
             name=o.pool.name, isolation=list(o.pool.accepts), unit=o.unit, unit_isolation=graph.rules.unit[o.unit].isolation,
             gpus=o.pool.gpus, data_plane=o.data_plane, device_handoff=o.handoff, serves=o.pool.serves,
+            workload=o.pool.workload.name if o.pool.workload else None, unit_size=unit_size(ctx, o.pool, o.unit),
         )
         for o in cand.pools
     ]
@@ -206,3 +209,31 @@ def why_rank(ctx: Context, cand: Candidate, rank: int, above: Candidate | None) 
     return text + "."
 
 
+
+
+def why_not(ctx: Context, stacks: list[Stack]) -> list[WhyNot]:
+    """For every catalog project in none of the returned stacks: the rule that kept it out."""
+    graph = ctx.graph
+    shown = {slug for stack in stacks for slug in stack.components}
+    first: dict[str, tuple[SlotName, str]] = {}
+    for (slot, slug), reason in ctx.why_not.items():
+        first.setdefault(slug, (slot, reason))
+    out: list[WhyNot] = []
+    for slug in sorted(graph.projects):
+        if slug in shown:
+            continue
+        if slug in first:
+            slot, reason = first[slug]
+            out.append(WhyNot(project=slug, slot=slot, rule=ctx.why_not_rule.get((slot, slug), "feasibility"), reason=reason))
+            continue
+        slots = graph.slots_of(slug)
+        f = ctx.facts(slug)
+        if not slots:
+            out.append(WhyNot(project=slug, rule="no_slot", reason=(
+                f"{f.ref.name} ({f.ref.kind.value} on {f.control_layer}) fills no stack slot: no slot takes its layer, "
+                f"kind and contract role; it enters a stack only when a member requires or bundles it.")))
+            continue
+        out.append(WhyNot(project=slug, slot=slots[0], rule="ranked_lower", reason=(
+            f"Possible as {', '.join(s.value for s in slots)}, but every stack with it scores below the "
+            f"{len(stacks)} returned (ask with constraints.require: [{slug}] to see its best stack).")))
+    return out

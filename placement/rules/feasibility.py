@@ -28,7 +28,7 @@ def not_excluded(ctx: Context, slot: SlotName, slugs) -> list[str]:
     kept = []
     for slug in slugs:
         if slug in ctx.excluded:
-            ctx.reject(slot, slug, f"{slug} is excluded by the constraints.")
+            ctx.reject(slot, slug, f"{slug} is excluded by the constraints.", "constraint")
             continue
         other = next((c for c in ctx.graph.rules.excluded_capabilities if c.capability in ctx.facts(slug).capabilities), None)
         if other is not None:
@@ -41,13 +41,22 @@ def not_excluded(ctx: Context, slot: SlotName, slugs) -> list[str]:
 def cluster_candidates(ctx: Context, slot: SlotName) -> list[str]:
     graph = ctx.graph
     slugs = not_excluded(ctx, slot, graph.slot_candidates[slot])
+    if slot == SlotName.SCHEDULING_POLICY and ctx.gang_classes:
+        gang, kept = graph.rules.gang, []
+        for slug in slugs:
+            if gang.capability in ctx.facts(slug).capabilities:
+                kept.append(slug)
+            else:
+                ctx.reject(slot, slug, (f"{slug} does not place a gang all-or-nothing, and class "
+                                        f"{', '.join(ctx.gang_classes)} has gang: true ({gang.source})."))
+        slugs = kept
     if slot == SlotName.SCHEDULING_POLICY and ctx.constraints.keep_default_scheduler:
         kept = []
         for slug in slugs:
             if keeps_default_scheduler(ctx, slug):
                 kept.append(slug)
             else:
-                ctx.reject(slot, slug, f"{slug} replaces the default scheduler ({graph.rules.default_scheduler}); the constraints keep it.")
+                ctx.reject(slot, slug, f"{slug} replaces the default scheduler ({graph.rules.default_scheduler}); the constraints keep it.", "constraint")
         slugs = kept
     return slugs
 
@@ -67,7 +76,63 @@ def acceptable_units(ctx: Context, spec: PoolSpec) -> list[ResourceUnit]:
         if rules.unit[u].isolation != "not_applicable"
         and Isolation(rules.unit[u].isolation) in spec.accepts
         and (ctx.pool.mig_capable or not rules.unit[u].needs_mig_capable)
+        and unit_misfit(ctx, spec, u) is None
     ]
+
+
+def _mig_profile(ctx: Context, memory_gib: float) -> tuple[str, float] | None:
+    """The smallest MIG profile of the pool's GPU model that holds `memory_gib`, or None."""
+    profiles = ctx.graph.rules.mig_profiles_for(ctx.pool.gpu_model)
+    fitting = sorted(((gb, name) for name, gb in profiles.items() if gb >= memory_gib), key=lambda p: (p[0], int(p[1].split("g")[0])))
+    return (fitting[0][1], fitting[0][0]) if fitting else None
+
+
+def unit_misfit(ctx: Context, spec: PoolSpec, unit: ResourceUnit) -> str | None:
+    """Why one replica of the pool's workload class cannot run on `unit` (feasibility.yaml), or None."""
+    w = spec.workload
+    rules = ctx.graph.rules
+    fit = rules.fit.get(unit)
+    if w is None or fit is None:
+        return None
+    label = unit_label(unit)
+    where = f"class {w.name!r}"
+    if w.gpus_per_replica > fit.max_gpus_per_replica:
+        return (f"{label} cannot serve {where}: a replica needs {w.gpus_per_replica:g} GPUs in one process, and one "
+                f"process can use at most {fit.max_gpus_per_replica} {label.lower()} ({fit.source})")
+    if w.peer_to_peer and w.gpus_per_replica > 1 and not fit.peer_to_peer:
+        return (f"{label} cannot serve {where}: its {w.whole_gpus} GPUs per replica talk peer-to-peer (NVLink/P2P), "
+                f"which only whole GPUs or exclusive devices give ({fit.source})")
+    model = rules.gpu_model(ctx.pool.gpu_model)
+    if fit.memory == "mig_profile":
+        profiles = rules.mig_profiles_for(ctx.pool.gpu_model)
+        if profiles and _mig_profile(ctx, w.gpu_memory_gib) is None:
+            name, gb = max(profiles.items(), key=lambda p: p[1])
+            return (f"{label} cannot serve {where}: {w.gpu_memory_gib:g} GiB per replica is above the largest MIG "
+                    f"profile of {ctx.pool.gpu_model}, {name} ({gb:g} GB) ({rules.mig_profiles_source})")
+    elif model is not None:
+        cap = model.memory_gb * (min(1.0, w.gpus_per_replica) if fit.memory == "share" else 1.0)
+        if w.gpu_memory_gib > cap:
+            how = (f"an equal {w.gpus_per_replica:g} share of the {model.memory_gb} GB card is {cap:g} GB"
+                   if fit.memory == "share" else f"the card has {model.memory_gb} GB")
+            return f"{label} cannot serve {where}: {w.gpu_memory_gib:g} GiB per replica, and {how} ({fit.source})"
+    return None
+
+
+def unit_size(ctx: Context, spec: PoolSpec, unit: ResourceUnit) -> str:
+    """What one replica of the pool's class gets of `unit`, e.g. 'MIG 3g.40gb' or '8 whole GPUs'."""
+    w = spec.workload
+    if w is None:
+        return ""
+    if unit == ResourceUnit.MIG_INSTANCE:
+        found = _mig_profile(ctx, w.gpu_memory_gib)
+        return f"MIG {found[0]} per replica" if found else "a MIG instance per replica"
+    if unit in (ResourceUnit.WHOLE_GPU, ResourceUnit.DRA_DEVICE):
+        n = w.whole_gpus
+        return f"{n} {'whole GPU' if unit == ResourceUnit.WHOLE_GPU else 'exclusive device'}{'s' if n > 1 else ''} per replica"
+    if unit == ResourceUnit.MEMORY_COMPUTE_SHARE:
+        cores = round(100 * min(1.0, w.gpus_per_replica))
+        return f"{w.gpu_memory_gib:g} GiB memory cap + {cores}% cores on {w.whole_gpus} GPU{'s' if w.whole_gpus > 1 else ''} per replica"
+    return f"a {unit_label(unit).lower()} of {min(1.0, w.gpus_per_replica):g} GPU per replica"
 
 
 def best_few(ctx: Context, ranked: list[str], keep: set) -> list[str]:
@@ -88,8 +153,13 @@ def pool_options(ctx: Context, spec: PoolSpec, companions: set[str]) -> list[Poo
         rule = rules.unit[unit]
         if rule.isolation == "not_applicable":
             continue
-        reason = None
-        if Isolation(rule.isolation) not in spec.accepts:
+        # the workload's shape first: no SLO or hardware choice makes a replica fit a unit it cannot use
+        reason = unit_misfit(ctx, spec, unit)
+        if reason and len(ctx.pools) > 1:
+            reason = f"{spec.name} pool: {reason}"
+        elif reason:
+            pass
+        elif Isolation(rule.isolation) not in spec.accepts:
             reason = (f"{unit_label(unit)} gives {rule.isolation} isolation; the {spec.name} pool needs "
                       f"{'/'.join(a.value for a in spec.accepts)}.")
         elif rule.needs_mig_capable and not ctx.pool.mig_capable:
@@ -122,7 +192,7 @@ def pool_options(ctx: Context, spec: PoolSpec, companions: set[str]) -> list[Poo
         for dp in planes:
             for h in handoffs:
                 if dp is not None and h in ctx.facts(dp).conflicts:
-                    ctx.reject(SlotName.DEVICE_HANDOFF, h, f"{h} conflicts with {dp}.")
+                    ctx.reject(SlotName.DEVICE_HANDOFF, h, f"{h} conflicts with {dp}.", "conflict")
                     continue
                 if dp is not None and dp != h and dp in ctx.facts(h).bundles_all and h in planes:
                     # the handoff ships this mechanism and creates the unit itself: one project, not two

@@ -13,6 +13,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from placement.rules.data import Isolation, SlotName, Verdict
+from placement.rules.workloads import WorkloadClass
 from placement.schemas import ContractPoint, Kind, ResourceUnit
 
 Slug = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)]
@@ -180,9 +181,18 @@ class Constraints(_Model):
 
 
 class ComposeRequest(_Model):
-    """Body of POST /api/v1/stacks/compose/."""
+    """Body of POST /api/v1/stacks/compose/. Give workload classes, a profile (a preset of classes), or both."""
 
-    profile: str = Field(description="Workload profile: training, online_inference, batch_inference, interactive, mixed.")
+    profile: str | None = Field(
+        None,
+        description=(
+            "Workload profile: training, online_inference, batch_inference, interactive, mixed. A preset: without "
+            "`workloads` its classes are used; with them it only sets the preferences. Unset: derived from the classes' kinds."
+        ),
+    )
+    workloads: list[WorkloadClass] = Field(
+        default_factory=list, max_length=8, description="Workload classes; one pool is derived per class."
+    )
     slo: Slo | None = Field(None, description="Unset: the profile's default SLO.")
     pool: Pool = Field(default_factory=Pool)
     constraints: Constraints = Field(default_factory=Constraints)
@@ -206,6 +216,8 @@ class PoolPlan(_Model):
     data_plane: str | None = Field(description="Slug of the mechanism that creates the unit (None for whole GPUs).")
     device_handoff: str
     serves: str
+    workload: str | None = Field(None, description="The workload class this pool serves (pools derived from classes).")
+    unit_size: str = Field("", description="What one replica gets of the unit, e.g. 'MIG 3g.40gb' or '2 whole GPUs'.")
 
 
 class ContractCheck(_Model):
@@ -264,9 +276,19 @@ class SlotFailure(_Model):
     rejected: list[Rejection] = Field(default_factory=list)
 
 
+class WhyNot(_Model):
+    """Why a catalog project is in none of the returned stacks."""
+
+    project: str
+    slot: SlotName | None = Field(None, description="The slot it was considered for (None: it fits no slot).")
+    rule: str = Field(description="feasibility, contract, constraint, conflict, no_slot or ranked_lower.")
+    reason: str
+
+
 class ComposeResult(_Model):
     catalog_version: str
     profile: str
+    workloads: list[WorkloadClass] = Field(default_factory=list, description="The workload classes composed for (a profile's preset when none were given).")
     slo: Slo
     pool: Pool
     constraints: Constraints
@@ -276,6 +298,7 @@ class ComposeResult(_Model):
     notes: list[str] = Field(default_factory=list, description="Pool decisions and other remarks.")
     excluded: list[str] = Field(default_factory=list, description="Examples of combinations excluded (conflicts, contracts, requirements).")
     combinations_checked: int
+    why_not: list[WhyNot] = Field(default_factory=list, description="For every catalog project in no returned stack: why not.")
 
 
 # --- compatible -----------------------------------------------------------------------------------

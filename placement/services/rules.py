@@ -96,8 +96,8 @@ def stack_save(*, user, request_data, rank: int, name: str = "") -> Stack:
     if chosen is None:
         raise ValidationError({"rank": [f"No stack ranked {rank} for this request; {len(result.stacks)} were composed."]})
     return Stack.objects.create(
-        name=(name or "").strip()[:200] or f"{chosen.title} for {request.profile}",
-        profile=request.profile,
+        name=(name or "").strip()[:200] or f"{chosen.title} for {result.profile}",
+        profile=result.profile,
         request=request.model_dump(mode="json"),
         composition=chosen.model_dump(mode="json"),
         created_by=user,

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from placement.forms import ComposeForm
+from placement.forms import WORKLOAD_ROWS, ComposeForm, WorkloadClassForm
 from placement.models import Project, Stack
 from placement.rules import builtin_rules
 from placement.selectors.evidence import builtin_scenarios, stack_evidence
@@ -41,15 +41,17 @@ def compare(request):
 @read_required
 def compose(request):
     form = ComposeForm(request.GET or None, profiles=_profiles(), project_choices=_project_choices())
+    rows = [WorkloadClassForm(request.GET or None, prefix=f"w{i + 1}") for i in range(WORKLOAD_ROWS)]
     result, request_data, errors = None, None, {}
-    if request.GET and form.is_valid():
-        request_data = form.request_data()
+    if request.GET and form.is_valid() and all(row.is_valid() for row in rows):
+        request_data = form.request_data([w for w in (row.workload() for row in rows) if w])
         try:
             result = rules_services.compose_stacks(request_data)
         except ValidationError as exc:
             errors = exc.message_dict
     context = {
         "form": form,
+        "workload_rows": rows,
         "result": result,
         "errors": errors,
         "request_json": json.dumps(request_data) if request_data else "",

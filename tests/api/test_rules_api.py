@@ -60,6 +60,42 @@ def test_compose_bad_input_is_a_400_with_field_errors(api, body, field):
     assert_error_body(api.post("/api/v1/stacks/compose/", body, format="json"), 400, field)
 
 
+_LLM = {"name": "llm", "kind": "training", "replicas": 8, "gpus_per_replica": 8, "gpu_memory_gib": 70, "gang": True}
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"replicas": -2}, "workloads[0].replicas"),
+        ({"gpus_per_replica": 0}, "workloads[0].gpus_per_replica"),
+        ({"gpus_per_replica": 16}, "workloads[0].gpus_per_replica"),  # more than a node carries
+        ({"gpus_per_replica": 1.5}, "workloads[0].gpus_per_replica"),
+        ({"gpu_memory_gib": 500}, "workloads[0].gpu_memory_gib"),  # above any GPU model
+        ({"kind": "knitting"}, "workloads[0].kind"),
+    ],
+)
+def test_bad_workload_classes_are_a_400_naming_the_field(api, change, field):
+    body = {"workloads": [{**_LLM, **change}], "pool": {"gpu_model": "H200", "gpu_count": 64}}
+    assert_error_body(api.post("/api/v1/stacks/compose/", body, format="json"), 400, field)
+
+
+def test_memory_above_the_pools_gpu_is_a_400_naming_the_field(api):
+    body = {"workloads": [{**_LLM, "gpu_memory_gib": 70}], "pool": {"gpu_model": "A100-40GB", "gpu_count": 64}}
+    errors = assert_error_body(api.post("/api/v1/stacks/compose/", body, format="json"), 400, "workloads[0].gpu_memory_gib")
+    assert "A100-40GB" in " ".join(errors["errors"]["workloads[0].gpu_memory_gib"])
+
+
+def test_compose_with_workload_classes_answers_why_not_for_every_project(api):
+    body = {"workloads": [{**_LLM, "peer_to_peer": True}], "pool": {"gpu_model": "A100-80GB", "gpu_count": 64}}
+    response = api.post("/api/v1/stacks/compose/", body, format="json")
+    assert response.status_code == 200, response.content
+    result = ComposeResult.model_validate(response.json())
+    in_stacks = {slug for s in result.stacks for slug in s.components}
+    why_not = {w.project: w for w in result.why_not}
+    assert set(why_not) | in_stacks >= {"mig", "hami", "kueue", "volcano", "time-slicing"}
+    assert "one MIG instance" in why_not["mig"].reason and why_not["mig"].rule == "feasibility"
+
+
 def test_compatible_stacks_with_a_project(api):
     response = api.get("/api/v1/stacks/compatible/?with=hami&profile=training")
     assert response.status_code == 200, response.content

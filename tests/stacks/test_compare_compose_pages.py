@@ -42,6 +42,20 @@ def test_compose_ranks_stacks_with_contract_checks(client):
     assert "✔ advertise" in page and "✔ bind" in page and "✔ allocate" in page
 
 
+def test_a_workload_class_on_the_page_rules_out_mig_for_nvlink_workers_and_says_why(client):
+    row = {"w1-name": "llm", "w1-kind": "training", "w1-replicas": "8", "w1-gpus_per_replica": "8",
+           "w1-gpu_memory_gib": "70", "w1-gang": "on", "w1-peer_to_peer": "on"}
+    page = client.get(compose_url(profile="", goal="", gpu_count="64", **row)).content.decode()
+    assert "#1 " in page and "8 whole GPUs per replica" in page
+    assert 'id="why-not-mig"' in page and "one MIG instance" in page
+
+
+def test_a_bad_workload_class_on_the_page_names_the_field(client):
+    page = client.get(compose_url(**{"w1-name": "x", "w1-kind": "training", "w1-replicas": "-1",
+                                     "w1-gpus_per_replica": "1", "w1-gpu_memory_gib": "10"})).content.decode()
+    assert "workloads[0].replicas" in page
+
+
 def test_impossible_constraints_say_why_no_stack_exists(client):
     page = client.get(compose_url(profile="training", isolation="hard", goal="throughput_first", require="time-slicing")).content.decode()
     assert "No stack satisfies these constraints" in page
