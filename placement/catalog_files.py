@@ -105,7 +105,7 @@ def read_catalog_dir(directory: Path, vocabulary: CatalogVocabulary | None = Non
 
 
 def document_to_data(doc: ProjectDocument) -> dict[str, Any]:
-    return doc.model_dump(mode="json")
+    return doc.model_dump(mode="json", exclude_none=True)
 
 
 def dump_document(doc: ProjectDocument) -> str:

@@ -91,7 +91,7 @@ class ProjectForm(forms.Form):
     )
     bundles = forms.MultipleChoiceField(required=False, label="Bundles projects")
     conflicts_with = forms.MultipleChoiceField(required=False, label="Conflicts with projects")
-    sources = forms.CharField(widget=TEXTAREA, help_text="One per line: title | url | tag (V, V-code, D, S, U).")
+    sources = forms.CharField(widget=TEXTAREA, help_text="One per line: title | url, or the chapter section for a book or reference note | tag (V, V-code, D, S, U).")
     reason = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 2}),
         label="Reason for the change",
@@ -152,7 +152,7 @@ class ProjectForm(forms.Form):
             "misuses": "\n".join(f"{m.capability} | {m.expectation} | {m.why}" for m in p.misuses),
             "bundles": list(p.bundles),
             "conflicts_with": list(p.conflicts_with),
-            "sources": "\n".join(f"{s.title} | {s.url} | {s.tag.value}" for s in p.sources),
+            "sources": "\n".join(f"{s.title} | {s.url or s.section} | {s.tag.value if s.tag else ''}" for s in p.sources),
         }
         initial["primary_unit"] = p.resource_units[0].value
         for map_slug, placed in p.maps.items():
@@ -187,8 +187,11 @@ class ProjectForm(forms.Form):
             misuses.append({"capability": capability, "expectation": expectation, "why": why})
         sources = []
         for line in _lines(data.get("sources", "")):
-            title, url, tag = _parts(line, 3)[:3]
-            sources.append({"title": title, "url": url, "tag": tag or SourceTag.VERIFIED.value})
+            title, where, tag = _parts(line, 3)[:3]
+            # An upstream page is cited by URL; a book chapter or reference note by its section
+            # (words). A single token is read as a URL so that a mistyped one is reported as such.
+            cited = {"url": where} if "://" in where or not where or " " not in where else {"section": where}
+            sources.append({"title": title, **cited, "tag": tag or SourceTag.VERIFIED.value})
         return {
             "slug": data.get("slug", ""),
             "name": data.get("name", ""),

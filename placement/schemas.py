@@ -75,6 +75,7 @@ class EnforcementPoint(StrEnum):
     NODE_AGENT = "node_agent"  # kubelet, device plugin, DRA driver
     SCHEDULER = "scheduler"
     ADMISSION = "admission"
+    WORKLOAD_CONTROLLER = "workload_controller"  # creates and restarts the pods of a workload (KubeRay, JobSet, LWS)
     PLATFORM = "platform"
 
 
@@ -84,6 +85,7 @@ ENFORCEMENT_POINT_LABELS = {
     EnforcementPoint.NODE_AGENT: "Node agent (kubelet, device plugin, DRA driver)",
     EnforcementPoint.SCHEDULER: "Scheduler",
     EnforcementPoint.ADMISSION: "Admission",
+    EnforcementPoint.WORKLOAD_CONTROLLER: "Workload controller",
     EnforcementPoint.PLATFORM: "Platform",
 }
 
@@ -111,9 +113,21 @@ class _Strict(BaseModel):
 
 
 class Source(_Strict):
+    """Where a fact comes from: an upstream page by URL, or a book chapter / reference note by
+    title and section (files beside the project are not part of it, so a path is no citation).
+    A source without a grade is accepted here so that `lint_catalog` can name it; the shipped
+    catalog must grade every source."""
+
     title: ShortText
-    url: Annotated[str, StringConstraints(pattern=r"^(https?://\S+|seeds/\S+|reference/\S+)$", max_length=1000)]
-    tag: SourceTag = SourceTag.VERIFIED
+    url: Annotated[str, StringConstraints(pattern=r"^https?://\S+$", max_length=1000)] | None = None
+    section: ShortText | None = Field(None, description="chapter and section when the source is cited by title")
+    tag: SourceTag | None = Field(None, description="evidence grade; lint_catalog rejects a source without one")
+
+    @model_validator(mode="after")
+    def _cited_somewhere(self) -> "Source":
+        if not self.url and not self.section:
+            raise ValueError("a source needs a url (upstream page) or a section (book chapter or reference note)")
+        return self
 
 
 class Costs(_Strict):
@@ -176,12 +190,16 @@ class Placement(_Strict):
     failure_modes: list[Text] = Field(min_length=1)
     contract_points: list[ContractRole] = Field(default_factory=list)
     capabilities: list[Slug] = Field(min_length=1)
+    denied_capabilities: list[Slug] = Field(
+        default_factory=list,
+        description="capabilities a reader may expect but its non-promises rule out; lint_catalog checks none is also claimed",
+    )
     misuses: list[Misuse] = Field(min_length=1)
     bundles: list[Slug] = Field(default_factory=list, description="catalog projects it ships or embeds")
     conflicts_with: list[Slug] = Field(default_factory=list)
     sources: list[Source] = Field(min_length=1)
 
-    @field_validator("resource_units", "enforcement_points", "capabilities", "bundles", "conflicts_with")
+    @field_validator("resource_units", "enforcement_points", "capabilities", "denied_capabilities", "bundles", "conflicts_with")
     @classmethod
     def _no_repeats(cls, value: list[Any]) -> list[Any]:
         if len(set(value)) != len(value):
@@ -271,6 +289,7 @@ class CatalogVocabulary(BaseModel):
                     errors.append(f"maps.{map_slug}: unknown layer {code!r} (known: {', '.join(codes)})")
         unknown = [c for c in placement.capabilities if c not in self.capability_slugs]
         unknown += [m.capability for m in placement.misuses if m.capability not in self.capability_slugs]
+        unknown += [c for c in placement.denied_capabilities if c not in self.capability_slugs]
         for slug in dict.fromkeys(unknown):
             errors.append(f"capabilities: unknown capability {slug!r}")
         return errors

@@ -15,7 +15,9 @@ def _providers(verdict):
 SEED_MISUSES = [
     ("kueue", "raise-per-gpu-utilisation", "L4", {"hami", "mig"}),
     ("volcano", "gpu-sharing", "L4", {"hami", "time-slicing"}),
-    ("kube-scheduler", "gpu-memory-isolation", "L4", {"hami", "mig"}),
+    # "Expects it to understand GPU memory or topology as continuous variables": the answer is a
+    # GPU-aware scheduler or API on L2, not an isolation mechanism (issue 12).
+    ("kube-scheduler", "topology-aware-placement", "L2", {"volcano", "kai-scheduler", "node-resource-topology"}),
     ("device-plugin-framework", "per-team-quota", "L1", {"kueue", "resource-quota"}),
     ("mig", "fair-sharing", "L1", {"kueue", "volcano"}),
     ("nvidia-device-plugin", "gpu-memory-isolation", "L4", {"hami", "mig"}),
@@ -48,8 +50,10 @@ def test_the_device_plugin_owns_the_layer_of_isolation_but_does_not_provide_it(g
 
 def test_kube_scheduler_is_not_a_topology_scheduler_though_its_layer_owns_topology(graph):
     verdict = check_misuse(graph, "kube-scheduler", "topology-aware-placement")
-    assert verdict.is_misuse and verdict.status == MisuseStatus.NOT_PROVIDED
+    assert verdict.is_misuse and verdict.status == MisuseStatus.DECLARED_MISUSE
+    assert verdict.layer_owns  # it sits on L2/L3, yet counts GPUs as integers
     assert {"volcano", "kai-scheduler"} <= _providers(verdict)
+    assert not {"mig", "hami-core", "cuda-mps"} & _providers(verdict)  # not sent to isolation mechanisms
 
 
 def test_mig_asked_for_admission_is_a_wrong_layer_misuse(graph):
