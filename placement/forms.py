@@ -86,6 +86,12 @@ class ProjectForm(forms.Form):
         help_text="One per line: point | units (comma separated) | how. Points: advertise, bind, allocate.",
     )
     capabilities = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    denied_capabilities = forms.MultipleChoiceField(
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        label="Capabilities its non-promises rule out",
+        help_text="What a reader may expect but the project does not provide; never also a capability above.",
+    )
     misuses = forms.CharField(
         widget=TEXTAREA, label="Known misuses", help_text="One per line: capability | expectation | why it is a misuse."
     )
@@ -111,6 +117,7 @@ class ProjectForm(forms.Form):
             )
             self.map_fields.append((map_def.slug, primary, secondary))
         self.fields["capabilities"].choices = [(c.slug, c.name) for c in vocabulary.capabilities]
+        self.fields["denied_capabilities"].choices = self.fields["capabilities"].choices
         for name in ("requires", "bundles", "conflicts_with"):
             self.fields[name].choices = project_choices
         for name in [n for n, f in self.fields.items() if isinstance(f, forms.MultipleChoiceField)]:
@@ -149,6 +156,7 @@ class ProjectForm(forms.Form):
                 f"{c.point.value} | {', '.join(u.value for u in c.units)} | {c.how}" for c in p.contract_points
             ),
             "capabilities": list(p.capabilities),
+            "denied_capabilities": list(p.denied_capabilities),
             "misuses": "\n".join(f"{m.capability} | {m.expectation} | {m.why}" for m in p.misuses),
             "bundles": list(p.bundles),
             "conflicts_with": list(p.conflicts_with),
@@ -217,6 +225,7 @@ class ProjectForm(forms.Form):
                 "failure_modes": _lines(data.get("failure_modes", "")),
                 "contract_points": contract_points,
                 "capabilities": self._ordered(data, "capabilities"),
+                "denied_capabilities": self._ordered(data, "denied_capabilities"),
                 "misuses": misuses,
                 "bundles": self._ordered(data, "bundles"),
                 "conflicts_with": self._ordered(data, "conflicts_with"),

@@ -69,7 +69,7 @@ def test_the_primary_unit_field_puts_a_unit_first(client, architect):
     response = _post_rendered(client, "/projects/hami/edit/", primary_unit="whole_gpu", reason="Whole GPUs first")
     assert response.status_code == 302
     revision = Project.objects.get(slug="hami").revisions.exclude(status=Revision.ACCEPTED).get()
-    assert revision.document["placement"]["resource_units"] == ["whole_gpu", "memory_compute_share", "mig_instance"]
+    assert revision.document["placement"]["resource_units"] == ["whole_gpu", "memory_compute_share", "mig_instance", "mps_share"]
 
 
 def test_a_primary_unit_that_is_not_ticked_is_an_error_on_that_field(client, architect):
@@ -79,7 +79,7 @@ def test_a_primary_unit_that_is_not_ticked_is_an_error_on_that_field(client, arc
     assert "Tick the primary resource unit among the resource units too." in response.content.decode()
 
 
-ORDERED = ("resource_units", "enforcement_points", "capabilities")
+ORDERED = ("resource_units", "enforcement_points", "capabilities", "denied_capabilities")
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
