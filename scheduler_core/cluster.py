@@ -381,19 +381,26 @@ class Node:
 
 
 # --------------------------------------------------------------- HAMi fit rules
-def _hami_gpu_ok(c: DeviceContext, req: DeviceRequest, scaling: float) -> bool:
-    # Fit rules of pkg/device/nvidia/device.go (§3), in their order.
+def hami_card_reason(c: DeviceContext, req: DeviceRequest, scaling: float) -> str | None:
+    """Why HAMi's fit rejects this card for ``req`` (its reason names), or None if it fits.
+
+    The fit rules of pkg/device/nvidia/device.go (§3), in their order.
+    """
     if c.slots <= c.used_slots:
-        return False  # CardTimeSlicingExhausted
+        return "CardTimeSlicingExhausted"
     if c.memory_mib * scaling - c.mem_declared < req.memory_mib:
-        return False  # CardInsufficientMemory
+        return "CardInsufficientMemory"
     if 100 - c.cores_used < req.cores:
-        return False  # CardInsufficientCore
+        return "CardInsufficientCore"
     if req.cores >= 100 and c.used_slots > 0:
-        return False  # ExclusiveDeviceAllocateConflict
+        return "ExclusiveDeviceAllocateConflict"
     if req.cores == 0 and c.cores_used >= 100:
-        return False  # CardComputeUnitsExhausted
-    return True
+        return "CardComputeUnitsExhausted"
+    return None
+
+
+def _hami_gpu_ok(c: DeviceContext, req: DeviceRequest, scaling: float) -> bool:
+    return hami_card_reason(c, req, scaling) is None
 
 
 def _hami_fit_count(node: Node, req: DeviceRequest) -> int:

@@ -196,6 +196,38 @@ class WorkloadRecord(_Out):
     restarts: int
     preemptions: int
     nodes: list[str]
+    pending_reason: str | None = Field(None, description="why it still waits at the horizon, in the words of "
+                                                         "the component that holds it (kube-scheduler, Kueue, Volcano, HAMi)")
+
+
+class LoggedEvent(_Out):
+    t: float
+    kind: str = Field(description="admit | bind | preempt | evict | requeue | oom | crash | fault | reconfigure | "
+                                  "fail | complete")
+    workload: str
+    detail: str = ""
+    node: str | None = None
+
+
+class EventLogMetrics(_Out):
+    total: int = 0
+    kept: int = 0
+    left_out: int = Field(0, description="events counted in by_kind but not kept verbatim (the log is bounded)")
+    per_kind_limit: int = Field(0, description="entries kept verbatim per kind")
+    by_kind: dict[str, int] = Field(default_factory=dict)
+    entries: list[LoggedEvent] = Field(default_factory=list)
+
+
+class PendingReason(_Out):
+    reason: str
+    workloads: int
+
+
+class PendingMetrics(_Out):
+    waiting: int = Field(0, description="workloads still waiting at the horizon")
+    explained: int = Field(0, description="of them, how many had their reason worked out (bounded)")
+    by_reason: list[PendingReason] = Field(default_factory=list, description="the 20 most common pending reasons "
+                                                                             "(workload names replaced by <workload>)")
 
 
 class TimeSeries(_Out):
@@ -231,6 +263,8 @@ class SimulationResult(_Out):
     workloads: list[WorkloadRecord] = Field(default_factory=list,
                                             description="per-workload records (omitted above sampling.record_workloads)")
     time_series: TimeSeries
+    pending: PendingMetrics = Field(default_factory=PendingMetrics)
+    events: EventLogMetrics = Field(default_factory=EventLogMetrics)
 
     def to_json(self) -> str:
         return self.model_dump_json(indent=2)

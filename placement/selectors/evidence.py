@@ -90,3 +90,26 @@ def side_by_side(runs: list[SimulationRun]) -> dict[str, list[float | None]]:
     flat = [flatten_metrics(r.metrics) for r in runs]
     names = sorted({k for f in flat for k in f})
     return {name: [f.get(name) for f in flat] for name in names}
+
+
+@dataclass(frozen=True)
+class RunTimeline:
+    kinds: list[tuple[str, int]]  # every kind the run logged, with its total count
+    kind: str  # the filter applied ("" = all)
+    entries: list[dict]  # kept entries of that kind, in time order
+    left_out: int  # events counted but not kept (the simulator's log is bounded)
+    pending: list[dict]  # [{reason, workloads}] for workloads still waiting at the horizon
+    waiting: int
+
+
+def run_timeline(run: SimulationRun, kind: str = "") -> RunTimeline:
+    """The run's decision log, filtered by kind, and why workloads still wait (empty for older runs)."""
+    metrics = run.metrics or {}
+    events = metrics.get("events") or {}
+    by_kind = events.get("by_kind") or {}
+    kind = kind.strip()[:40]
+    entries = [e for e in events.get("entries") or [] if not kind or e.get("kind") == kind]
+    pending = metrics.get("pending") or {}
+    return RunTimeline(kinds=sorted(by_kind.items()), kind=kind, entries=entries,
+                       left_out=int(events.get("left_out") or 0), pending=list(pending.get("by_reason") or []),
+                       waiting=int(pending.get("waiting") or 0))

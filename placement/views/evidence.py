@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from placement.charts import comparison_charts, run_charts
 from placement.models import SimulationRun, Stack, Sweep
-from placement.selectors.evidence import builtin_scenarios, side_by_side, sweep_summary
+from placement.selectors.evidence import builtin_scenarios, run_timeline, side_by_side, sweep_summary
 from placement.services import evidence as evidence_services
 from placement.views.common import action_required, read_required
 
@@ -76,7 +76,8 @@ def run_detail(request, pk: int):
     evidence_services.simulation_fail_stale()
     run = get_object_or_404(SimulationRun.objects.select_related("stack"), pk=pk)
     charts = run_charts(run) if run.status == SimulationRun.SUCCEEDED else []
-    return render(request, "placement/run_detail.html", {"run": run, "charts": charts})
+    timeline = run_timeline(run, request.GET.get("kind", ""))
+    return render(request, "placement/run_detail.html", {"run": run, "charts": charts, "timeline": timeline})
 
 
 @read_required

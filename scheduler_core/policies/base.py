@@ -199,6 +199,17 @@ class Policy:
     def cycle(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def explain(self, wl: "Workload") -> str:
+        """Why ``wl``'s pods still wait, in kube-scheduler's words."""
+        if wl.pending <= 0:
+            return "no pod pending: its controller recreates the failed pod(s) after a backoff"
+        msg = self.sim.unschedulable(wl)
+        if msg is not None:
+            return msg
+        if wl.nominated_until > self.sim.now:
+            return "waiting for preemption victims to terminate (nominated)"
+        return "Pending: fits now, waiting for the next scheduling cycle"
+
     # -- helpers shared by gang schedulers --------------------------------------
     def place_gang(self, wl: "Workload", strategy: str, level: str | None = None) -> bool:
         """All-or-nothing placement of the workload's pending pods (at least up to min_member)."""

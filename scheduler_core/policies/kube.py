@@ -67,7 +67,7 @@ class KubeScheduler(Policy):
         if best is None:
             return False
         for v in best[1]:
-            sim.preempt_pod(v, "PreemptedByScheduler")
+            sim.preempt_pod(v, "PreemptedByScheduler", f"Preempted by pod {wl.name} on node {v.node.name}")
         wl.nominated_until = sim.now + sim.params.termination_grace
         return True
 
@@ -115,3 +115,17 @@ class CoschedulingScheduler(Policy):
                     wl.backoff_until = sim.now + backoff
                     sim.retry_at(wl.backoff_until)
                 scan.fail(key)
+
+    def explain(self, wl: "Workload") -> str:
+        sim = self.sim
+        if wl.pending <= 0:
+            return super().explain(wl)
+        msg = sim.unschedulable(wl)
+        if msg is None:
+            if getattr(wl, "backoff_until", 0.0) > sim.now:
+                return f"PodGroup {wl.name} failed recently: in backoff until t={wl.backoff_until:g}s"
+            if sim.pods_that_fit(wl, wl.pending) >= wl.pending:
+                return super().explain(wl)
+            msg = sim.unschedulable(wl, siblings_fill=True)
+        pod = f"{wl.name}-{len(wl.pods) + sim.pods_that_fit(wl, wl.pending)}"
+        return f"{msg} PodGroup {wl.name} gets rejected due to Pod {pod} is unschedulable even after PostFilter"

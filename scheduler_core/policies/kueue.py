@@ -42,6 +42,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
 
 INF = float("inf")
+# Kueue's preemption reasons and the words its eviction message uses for them (pkg/scheduler/preemption).
+HUMAN_REASON = {
+    "InClusterQueue": "prioritization in the ClusterQueue",
+    "InCohortReclamation": "reclamation within the cohort",
+    "InCohortReclaimWhileBorrowing": "reclamation within the cohort while borrowing",
+}
 EPS = 1e-9
 
 
@@ -363,9 +369,11 @@ class KueueAdmission:
 
             cq, wl, flavor, mode, victims = min(cands, key=order)
             if victims:
+                borrowing = self._borrows(cq, wl, flavor)
                 for v in victims:
-                    reason = "InClusterQueue" if v.admission_info.get("cq") == cq.name else "InCohortReclamation"
-                    self.sim.evict(v, "Kueue" + reason)
+                    reason = self._preemption_reason(cq, v, borrowing)
+                    self.sim.evict(v, "Kueue" + reason, message=(
+                        f"Preempted to accommodate a workload ({wl.name}) due to {HUMAN_REASON[reason]}"))
                 for f in failed.values():
                     f.clear()  # freed quota: shapes that failed may fit now
                 cache.clear()
@@ -443,6 +451,8 @@ class KueueAdmission:
         cq.priorities[wl.priority] = cq.priorities.get(wl.priority, 0) + 1
         self.admitted[wl.uid] = wl
         wl.admitted_at = sim.now
+        sim.log_event("admit", wl, f"ClusterQueue {cq.name}, flavor {flavor}"
+                      + (" (borrowing)" if self._borrowing(cq, flavor) else ""))
         if wl.state == "queued":
             sim.set_state(wl, "admitted")
         # ResourceFlavor nodeLabels become the pods' nodeSelector.
@@ -472,3 +482,73 @@ class KueueAdmission:
         delay = min(wfpr.backoff_max, wfpr.backoff_base * 2 ** (n - 1))
         self.sim.evict(wl, "PodsReadyTimeout", requeue_delay=delay, preemption=False)
         wl.admission_info["requeues"] = n
+
+    # -- explanation ----------------------------------------------------------------
+    def _borrows(self, cq: ClusterQueueState, wl: "Workload", flavor: str) -> bool:
+        """Would admitting ``wl`` on ``flavor`` take ``cq`` above its nominal quota?"""
+        return any(cq.quota(flavor, r) is not None and cq.usage.get((flavor, r), 0.0) + a > cq.quota(flavor, r).nominal + EPS
+                   for r, a in self._usage(wl).items())
+
+    def _preemption_reason(self, cq: ClusterQueueState, victim: "Workload", borrowing: bool) -> str:
+        if victim.admission_info.get("cq") == cq.name:
+            return "InClusterQueue"
+        return "InCohortReclaimWhileBorrowing" if borrowing else "InCohortReclamation"
+
+    def _room(self, cq: ClusterQueueState, flavor: str, r: str) -> tuple[float, float]:
+        """(unused quota the CQ may still take, maximum it may ever hold) of ``r`` on ``flavor``."""
+        q = cq.quota(flavor, r)
+        cur = cq.usage.get((flavor, r), 0.0)
+        if not cq.cohort:
+            return q.nominal - cur, q.nominal
+        g = cq.guaranteed(flavor, r)
+        pk = (cq.cohort, flavor, r)
+        pool_free = self.pool_cap.get(pk, 0.0) - self.pool_used.get(pk, 0.0)
+        limit = q.nominal + (q.borrowing_limit if q.borrowing_limit is not None else INF)
+        room = min(limit - cur, max(0.0, g - cur) + pool_free)  # own unused share + what the pool can lend
+        return room, min(limit, g + self.pool_cap.get(pk, 0.0))
+
+    def explain(self, wl: "Workload") -> str:
+        """The Pending condition Kueue writes on a workload it does not admit."""
+        wfpr = self.cfg.wait_for_pods_ready
+        if wfpr.enable and wfpr.block_admission and any(uid not in self.ready for uid in self.admitted):
+            return "waiting for all admitted workloads to be in PodsReady condition"
+        cq = self.cq_of(wl)
+        need = self._usage(wl)
+        reasons = []
+        for f in cq.spec.flavors:
+            if wl.node_group is not None and f.node_groups is not None and wl.node_group not in f.node_groups:
+                reasons.append(f"flavor {f.name} doesn't match node affinity")
+                continue
+            for r, a in sorted(need.items()):
+                if cq.quota(f.name, r) is None:
+                    reasons.append(f"resource {r} unavailable in ClusterQueue")
+                    break
+                room, most = self._room(cq, f.name, r)
+                if a > most + EPS:
+                    reasons.append(f"insufficient quota for {r} in flavor {f.name}, "
+                                   f"request > maximum capacity ({_q(a)} > {_q(most)})")
+                    break
+                if a > room + EPS:
+                    reasons.append(f"insufficient unused quota for {r} in flavor {f.name}, {_q(a - room)} more needed")
+                    break
+            else:
+                if self.cfg.topology_aware_scheduling and wl.topology_required and not self._topology_ok(wl, f.name):
+                    fit = self._domain_fit(wl, f.name)
+                    reasons.append(f"topology \"default\" allows to fit only {fit} out of {wl.pods_total} pod(s)")
+                    continue
+                if cq.spec.queueing_strategy == "StrictFIFO":
+                    return "Pending: StrictFIFO, waiting behind an older workload that does not fit"
+                return "Pending: quota is free, waiting for the next admission cycle"
+        return "couldn't assign flavors to pod set main: " + ", ".join(reasons)
+
+    def _domain_fit(self, wl: "Workload", flavor: str) -> int:
+        """Most pods of ``wl`` one topology domain (node or rack) can hold."""
+        best: dict[tuple, int] = {}
+        for n in self._flavor_nodes(wl, flavor):
+            key = (n.name,) if wl.topology_required == "node" else (n.group, n.rack)
+            best[key] = best.get(key, 0) + n.fit_count(wl.request)
+        return min(wl.pods_total, max(best.values(), default=0))
+
+
+def _q(x: float) -> str:
+    return str(int(round(x))) if abs(x - round(x)) < 1e-6 else f"{x:g}"

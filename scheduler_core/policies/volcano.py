@@ -212,7 +212,7 @@ class VolcanoScheduler(QueuedPolicy):
             return
         for v, k in chosen:
             for p in list(v.pods)[-k:]:
-                sim.preempt_pod(p, reason)
+                sim.preempt_pod(p, reason, f"for {wl.name} of queue {wl.queue}")
         wl.nominated_until = sim.now + sim.params.termination_grace + 1e-6
 
     def _starving(self):
@@ -251,3 +251,32 @@ class VolcanoScheduler(QueuedPolicy):
                 if p.state in ("running", "bound"):
                     seen.setdefault(p.wl.uid, p.wl)
         return [seen[k] for k in sorted(seen)]
+
+    # -- explanation ----------------------------------------------------------------
+    def explain(self, wl: "Workload") -> str:
+        """The PodGroup condition Volcano writes (gang FitError), or the enqueue/queue reason."""
+        sim = self.sim
+        if "gang" not in self.plugins or wl.pending <= 0:
+            return super().explain(wl)
+        p = wl.pending
+        head = (f"{p}/{wl.pods_total} tasks in gang unschedulable: pod group is not ready, {p} Pending, "
+                f"{wl.min_member} minAvailable; Pending: ")
+        if "enqueue" in self.actions and wl.uid not in self.inqueue:
+            return f"queue resource quota insufficient; {head}{p} Undetermined"
+        alloc = sim.queue_units.get(wl.queue, 0.0)
+        deserved = self.deserved.get(wl.queue, 0.0)
+        floor = max(1, wl.min_member - len(wl.pods)) * wl.request.gpu_units()
+        proportion = "proportion" in self.plugins or "capacity" in self.plugins
+        if proportion and alloc + floor > deserved + 1e-9:
+            return (f"{head}{p} Undetermined; queue {wl.queue} is overused: allocated {alloc:g} + "
+                    f"{floor:g} > deserved {deserved:g} GPU")
+        cap = self.queues[wl.queue].capability
+        if cap is not None and alloc + floor > cap + 1e-9:
+            return f"{head}{p} Undetermined; queue {wl.queue} capability {cap:g} GPU reached"
+        fit = sim.pods_that_fit(wl, p)
+        parts = sorted([(fit, "Schedulable"), (p - fit, "Unschedulable")])
+        msg = head + ", ".join(f"{n} {what}" for n, what in parts if n)
+        if fit < p:
+            origin = sim.unschedulable(wl, siblings_fill=True, wording="unavailable")
+            msg += f". Origin reason is {wl.name}-{len(wl.pods) + fit}: {origin}"
+        return msg

@@ -32,6 +32,8 @@ from scheduler_core.simulation.phases.memory import MemoryPhase
 from scheduler_core.simulation.phases.running import RunningPhase
 from scheduler_core.simulation.phases.sampling import SamplingPhase
 from scheduler_core.simulation.phases.termination import TerminationPhase
+from scheduler_core.simulation import explain
+from scheduler_core.simulation.eventlog import EventLog
 from scheduler_core.simulation.results import build_result
 from scheduler_core.simulation.state import EPS, CapacityIndex, EvictionProbe, ServiceState
 from scheduler_core.workloads import Pod, Workload, expand_workloads
@@ -127,6 +129,7 @@ class ClusterSimulation(BindingPhase, RunningPhase, TerminationPhase, MemoryPhas
         self.frag_sum = 0.0
         self.frag_n = 0
         self.samples_n = 0
+        self.log = EventLog()
         # -- policies
         self.scheduler = make_scheduler(self)
         self.admission = make_admission(self)
@@ -175,6 +178,23 @@ class ClusterSimulation(BindingPhase, RunningPhase, TerminationPhase, MemoryPhas
     def eviction_probe(self, wl: Workload, pods: int) -> "EvictionProbe":
         """Incremental check of whether evicting some pods makes room for ``pods`` pods of ``wl``."""
         return EvictionProbe(self, wl, pods)
+
+    def log_event(self, kind: str, wl: Workload, detail: str = "", node: str | None = None) -> None:
+        """Record a decision in the bounded event log (policies call it through the port)."""
+        self.log.record(self.now, kind, wl.name, detail, node)
+
+    def unschedulable(self, wl: Workload, siblings_fill: bool = False, wording: str = "available") -> str | None:
+        """kube-scheduler's words for why one pod of ``wl`` fits nowhere now (None: it fits somewhere)."""
+        return explain.unschedulable(self, wl, siblings_fill, wording)
+
+    def pods_that_fit(self, wl: Workload, pods: int) -> int:
+        return explain.pods_that_fit(self, wl, pods)
+
+    def pending_reason(self, wl: Workload) -> str:
+        """Why ``wl`` still waits, in the words of the component holding it."""
+        if self.admission is not None and not self.admission.is_admitted(wl):
+            return self.admission.explain(wl)
+        return self.scheduler.explain(wl)
 
     def kube_scoring(self, wl: Workload) -> str:
         """The node scoring kube-scheduler applies to this pod (HAMi's extender overrides it)."""

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.simulation.engine import ClusterSimulation
 
 FINAL = ("done", "failed", "stopped")
+PENDING_EXPLAINED = 2000  # waiting workloads whose reason is worked out at the horizon (O(nodes) each)
 
 
 def _makespan(jobs, done, horizon: float) -> float | None:
@@ -142,6 +143,18 @@ def build_result(sim: "ClusterSimulation") -> M.SimulationResult:
             mig={str(g.index): (str(g.layout) if g.layout else "(no instances)") for g in n.gpus if g.mig_enabled},
             advertised=n.inventory(), warnings=list(n.inventory_warnings)))
 
+    waiting = [w for w in sim.workloads if w.submit <= horizon and w.state in ("queued", "admitted")]
+    reasons: dict[int, str] = {}
+    for w in waiting[:PENDING_EXPLAINED]:
+        reasons[w.uid] = sim.pending_reason(w)
+    by_reason: dict[str, int] = {}
+    for w in waiting[:PENDING_EXPLAINED]:
+        why = reasons[w.uid].replace(w.name, "<workload>")  # one line per reason, not per workload
+        by_reason[why] = by_reason.get(why, 0) + 1
+    top = sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))[:20]
+    pending = M.PendingMetrics(waiting=len(waiting), explained=len(reasons),
+                               by_reason=[M.PendingReason(reason=k, workloads=n) for k, n in top])
+
     records = []
     if len(sim.workloads) <= sc.sampling.record_workloads:
         for w in sim.workloads:
@@ -153,14 +166,15 @@ def build_result(sim: "ClusterSimulation") -> M.SimulationResult:
                 submit=r(w.submit), start=r(w.first_start), end=r(w.end), state=w.state,
                 queue_wait=r(w.first_start - w.submit) if w.first_start is not None else None,
                 topology_factor=r(w.worst_topology_factor), restarts=w.restarts, preemptions=w.preemptions,
-                nodes=nodes))
+                nodes=nodes, pending_reason=reasons.get(w.uid)))
 
     digest = hashlib.sha256(sc.model_dump_json().encode()).hexdigest()
     return M.SimulationResult(
         scenario=sc.name, stack=sc.stack.name, seed=sc.seed, horizon=r(horizon), scenario_digest=digest,
         events_processed=sim.processed, inventory=inventory, jobs=job_metrics, gangs=gang_metrics,
         utilisation=util, inference=inference, oom=oom, faults=faults, preemption=pre, fairness=fairness,
-        admission_errors=adm, reconfiguration=reconf, workloads=records, time_series=sim.samples)
+        admission_errors=adm, reconfiguration=reconf, workloads=records, time_series=sim.samples,
+        pending=pending, events=sim.log.result())
 
 
 def _ms(x: float | None) -> float | None:

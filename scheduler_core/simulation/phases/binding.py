@@ -89,15 +89,20 @@ class BindingPhase:
 
     def bind_plan(self, wl: Workload, plan: list[tuple[Node, int]]) -> int:
         bound = 0
+        where: list[str] = []
         for node, k in plan:
             for _ in range(k):
-                if wl.pending <= 0:
-                    return bound
-                ctxs = node.choose_contexts(wl.request, self.rng)
-                if ctxs is None:
-                    return bound
+                if wl.pending <= 0 or (ctxs := node.choose_contexts(wl.request, self.rng)) is None:
+                    break
                 self.bind_pod(wl, node, ctxs)
                 bound += 1
+            else:
+                where.append(f"{node.name} x{k}")
+                continue
+            where.append(node.name)
+            break
+        if bound:
+            self.log_event("bind", wl, f"{bound} pod(s): {', '.join(where)}", plan[0][0].name)
         return bound
 
     def place_pods_individually(self, wl: Workload, strategy: str) -> int:

@@ -30,6 +30,7 @@ class DisruptionPhase:
 
     def _node_failure(self, node: Node, duration: float) -> None:
         self.faults += 1
+        self.log.record(self.now, "fault", "", f"node failure: {len(node.pods)} pod(s) lost", node.name)
         node.up = False
         self.refresh_node(node)
         victims = list(node.pods)
@@ -70,6 +71,8 @@ class DisruptionPhase:
             first = victims[min(victims)]
             victims = {first.uid: first}
         self.faults += 1
+        self.log.record(self.now, "fault", "", f"GPU {ev.gpu} fault ({ev.scope}): {len(victims)} pod(s) killed",
+                        node.name)
         self.fault_kills += len(victims)
         self.fault_max_blast = max(self.fault_max_blast, len(victims))
         for uid in sorted(victims):
@@ -110,6 +113,8 @@ class DisruptionPhase:
         self.refresh_node(node)
         self.reconfig_drains += 1
         dur = self.now - start
+        self.log.record(self.now, "reconfigure", "", f"MIG layout {layout} on GPU(s) {gpus} after a {dur:g}s drain",
+                        node.name)
         self.reconfig_seconds += dur
         self.reconfig_gpu_hours += dur * len(node.gpus) / 3600.0
         self.request_cycle()

@@ -88,6 +88,9 @@ class MemoryPhase:
 
     def _record_oom(self, ctx: DeviceContext, offender: Pod, victims: list[Pod]) -> None:
         self.oom_incident_count += 1
+        self.log.record(self.now, "oom", offender.name,
+                        f"OOMKilled on {ctx.name} ({ctx.node.mechanism}): {len(victims)} killed, "
+                        f"{sum(1 for v in victims if v is not offender)} collateral", ctx.node.name)
         self.oom_kills += len(victims)
         coll = sum(1 for v in victims if v is not offender)
         self.oom_collateral += coll

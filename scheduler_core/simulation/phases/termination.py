@@ -51,6 +51,8 @@ class TerminationPhase:
         self._finish(wl, "done")
 
     def fail_workload(self, wl: Workload, reason: str) -> None:
+        if wl.state not in ("done", "failed", "stopped"):
+            self.log_event("fail", wl, reason)
         self._finish(wl, "failed")
 
     def _finish(self, wl: Workload, state: str) -> None:
@@ -77,11 +79,15 @@ class TerminationPhase:
         self.services[wl.uid].active = False
         self._finish(wl, "stopped")
 
-    def evict(self, wl: Workload, reason: str, requeue_delay: float = 0.0, preemption: bool = True) -> None:
+    def evict(self, wl: Workload, reason: str, requeue_delay: float = 0.0, preemption: bool = True,
+              message: str = "") -> None:
         """Remove a workload's pods (preemption, waitForPodsReady timeout, node loss) and requeue it."""
         if wl.state in ("done", "failed", "stopped"):
             return
         self._advance()
+        detail = f"{reason}: {message}" if message else reason
+        self.log_event("preempt" if preemption else "evict", wl, detail)
+        self.log_event("requeue", wl, f"after {requeue_delay:g}s" if requeue_delay > 0 else "")
         if wl.kind != "inference" and wl.gang_complete:
             self.lost_gpu_hours += self._rollback(wl)
         if preemption:
@@ -113,7 +119,7 @@ class TerminationPhase:
             self.create_pods(wl)
         self.request_cycle()
 
-    def preempt_pod(self, pod: Pod, reason: str) -> None:
+    def preempt_pod(self, pod: Pod, reason: str, message: str = "") -> None:
         """kube-scheduler preemption: delete one pod; its controller recreates it.
 
         A running gang that loses a worker stops (its peers wait for the
@@ -123,6 +129,8 @@ class TerminationPhase:
         if pod.state in ("gone", "terminating") or wl.state in ("done", "failed", "stopped"):
             return
         self._advance()
+        self.log.record(self.now, "preempt", pod.name, f"{reason}: {message}" if message else reason,
+                        pod.node.name if pod.node is not None else None)
         self.preemptions += 1
         wl.preemptions += 1
         self.preempt_reasons[reason] = self.preempt_reasons.get(reason, 0) + 1

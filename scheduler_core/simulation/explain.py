@@ -1,0 +1,101 @@
+"""Why a pod does not fit, in kube-scheduler's words (and HAMi's, through its extender).
+
+``0/N nodes are available: <count> <reason>, ...`` with the reasons sorted,
+as the scheduler's FitError prints them; a node the scheduler may not use
+says why (taint, unschedulable, selector), a node without room names the
+resource (``Insufficient nvidia.com/gpu``), HAMi names the card rule that
+failed per card (``1/8 CardInsufficientMemory, 7/8 CardTimeSlicingExhausted``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scheduler_core.cluster import hami_card_reason
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scheduler_core.cluster import Node
+    from scheduler_core.simulation.engine import ClusterSimulation
+    from scheduler_core.workloads import Workload
+
+SELECTOR = "node(s) didn't match Pod's node affinity/selector"
+UNREACHABLE = "node(s) had untolerated taint {node.kubernetes.io/unreachable: }"
+UNSCHEDULABLE = "node(s) were unschedulable"
+# The NoSchedule taint a readiness check puts on a node whose device plugin is down (its key is
+# deployment specific; the GPU Operator's validator and node-problem-detector use their own).
+PLUGIN_TAINT = "node(s) had untolerated taint {nvidia.com/gpu.device-plugin: not-ready}"
+
+
+def node_reason(sim: "ClusterSimulation", node: "Node", wl: "Workload") -> str | None:
+    """Why one pod of ``wl`` cannot go to ``node`` now; None if it fits."""
+    if wl.node_group is not None and node.group != wl.node_group:
+        return SELECTOR
+    if not node.up:
+        return UNREACHABLE
+    if node.cordoned or node.reconfiguring:
+        return UNSCHEDULABLE
+    req = wl.request
+    if not node.plugin_ready:
+        if node.mechanism == "dra":
+            return "cannot allocate all claims"
+        if sim.cp.respect_device_plugin_readiness:
+            return PLUGIN_TAINT
+    if node.fit_count(req) > 0:
+        return None
+    if req.kind == "count":
+        return f"Insufficient {req.resource}"
+    if req.kind == "hami":
+        scaling = node.data_plane.hami.device_memory_scaling
+        counts: dict[str, int] = {}
+        for c in node.contexts:
+            why = hami_card_reason(c, req, scaling)
+            if why is not None:
+                counts[why] = counts.get(why, 0) + 1
+        if not counts or sum(counts.values()) < len(node.contexts):
+            return "AllocatedCardsInsufficientRequest"  # some cards fit, fewer than the pod asks for
+        total = len(node.contexts)
+        return ", ".join(f"{n}/{total} {why}" for why, n in sorted(counts.items()))
+    if req.kind == "fraction":
+        return "node(s) didn't have enough resources: GPUs"
+    return "cannot allocate all claims"
+
+
+def unschedulable(sim: "ClusterSimulation", wl: "Workload", siblings_fill: bool = False,
+                  wording: str = "available") -> str | None:
+    """kube-scheduler's FitError message for one pod of ``wl``, or None if some node fits it.
+
+    ``siblings_fill``: the pod is the first of its group that does not fit once its siblings took
+    every place that fits one (gang schedulers), so nodes with room report the resource as short.
+    Volcano words it ``nodes are unavailable``.
+    """
+    counts: dict[str, int] = {}
+    for node in sim.nodes:
+        why = node_reason(sim, node, wl)
+        if why is None:
+            if not siblings_fill:
+                return None
+            why = _short(wl)
+        counts[why] = counts.get(why, 0) + 1
+    parts = ", ".join(f"{n} {why}" for why, n in sorted(counts.items()))
+    return f"0/{len(sim.nodes)} nodes are {wording}: {parts}."
+
+
+def _short(wl: "Workload") -> str:
+    req = wl.request
+    if req.kind == "count":
+        return f"Insufficient {req.resource}"
+    if req.kind == "hami":
+        return "AllocatedCardsInsufficientRequest"
+    if req.kind == "fraction":
+        return "node(s) didn't have enough resources: GPUs"
+    return "cannot allocate all claims"
+
+
+def pods_that_fit(sim: "ClusterSimulation", wl: "Workload", pods: int) -> int:
+    """How many of ``pods`` pods of ``wl`` would fit one by one on the nodes the scheduler may use."""
+    n = 0
+    for node in sim.candidate_nodes(wl):
+        n += node.fit_count(wl.request)
+        if n >= pods:
+            return pods
+    return n

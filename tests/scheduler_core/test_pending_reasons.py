@@ -1,0 +1,109 @@
+"""Every waiting workload says why, in the words of the component that holds it; the run keeps a bounded log."""
+
+from scheduler_core import simulate
+from scheduler_core.simulation.eventlog import EVENT_LOG_PER_KIND
+from tests.scheduler_core.conftest import minimal, workload
+from tests.scheduler_core.test_policies import ONE_NODE, cq, job, kueue
+
+TWO_NODES = {"node_groups": [{"name": "dgx", "count": 2, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8}]}
+
+
+def test_kube_scheduler_names_the_short_resource_per_node():
+    r = simulate(minimal(pool=TWO_NODES, workloads=[job("hog", 8, dur="8h"), job("hog2", 8, dur="8h"),
+                                                     job("late", 1, at=60)]))
+    assert workload(r, "late").pending_reason == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+    assert r.pending.waiting == 1
+    assert [(p.reason, p.workloads) for p in r.pending.by_reason] == [
+        ("0/2 nodes are available: 2 Insufficient nvidia.com/gpu.", 1)]
+
+
+def test_a_node_selector_and_a_cordon_are_reported_as_such():
+    pool = {"node_groups": [{"name": "a", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8},
+                            {"name": "b", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8}]}
+    r = simulate(minimal(pool=pool, workloads=[job("hog", 8, dur="8h", node_group="a"),
+                                               job("late", 1, at=60, node_group="a")]))
+    assert workload(r, "late").pending_reason == (
+        "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match Pod's node affinity/selector.")
+
+
+def test_kueue_says_how_much_quota_is_missing_in_which_flavor():
+    r = simulate(minimal(pool=ONE_NODE, workloads=[job("j1", 3, dur="8h"), job("j2", 3, at=60)],
+                         stack=kueue([cq("a", 4)])))
+    assert workload(r, "j2").pending_reason == (
+        "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor a100, "
+        "2 more needed")
+
+
+def test_kueue_says_when_a_request_exceeds_what_the_queue_can_ever_hold():
+    r = simulate(minimal(pool=ONE_NODE, workloads=[job("huge", 6)], stack=kueue([cq("a", 4)])))
+    assert workload(r, "huge").pending_reason == (
+        "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in flavor a100, "
+        "request > maximum capacity (6 > 4)")
+
+
+def test_kueue_reclaim_by_a_borrowing_preemptor_is_in_cohort_reclaim_while_borrowing():
+    # b borrows to run its 6-GPU job; a's borrowed job is reclaimed (borrowWithinCohort LowerPriority).
+    pre = {"reclaim_within_cohort": "Any", "borrow_within_cohort": "LowerPriority"}
+    docs = [job("a-borrow", 6, dur="8h", priority=0), job("b-big", 6, tenant="b", at=600, priority=10)]
+    r = simulate(minimal(pool=ONE_NODE, workloads=docs,
+                         stack=kueue([cq("a", 4, "org", preemption=pre), cq("b", 4, "org", preemption=pre)])))
+    assert r.preemption.by_reason == {"KueueInCohortReclaimWhileBorrowing": 1}
+    preempt = [e for e in r.events.entries if e.kind == "preempt"]
+    assert preempt[0].workload == "a-borrow"
+    assert "due to reclamation within the cohort while borrowing" in preempt[0].detail
+
+
+def _volcano_gang_behind(hog_gpus: int, workers: int, actions=("enqueue", "allocate", "backfill"),
+                         plugins=("priority", "gang", "proportion")):
+    stack = {"control_plane": {"scheduler": "volcano", "volcano": {
+        "queues": [{"name": "a"}], "actions": list(actions), "plugins": list(plugins)}}}
+    docs = [job("hog", hog_gpus, dur="8h"),
+            {"kind": "training", "name": "gang", "tenant": "a", "workers": workers, "duration": "1h",
+             "memory_gib": 10, "arrival": {"at": 60}}]
+    return workload(simulate(minimal(pool=ONE_NODE, workloads=docs, stack=stack)), "gang").pending_reason
+
+
+def test_volcano_gang_reports_schedulable_and_unschedulable_tasks():
+    # Without enqueue and proportion the PodGroup reaches allocate, which finds room for one of its two tasks.
+    assert _volcano_gang_behind(7, 2, actions=("allocate", "backfill"), plugins=("priority", "gang")) == (
+        "2/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable; "
+        "Pending: 1 Schedulable, 1 Unschedulable. Origin reason is gang-1: "
+        "0/1 nodes are unavailable: 1 Insufficient nvidia.com/gpu.")
+
+
+def test_volcano_enqueue_rejection_is_queue_resource_quota_insufficient():
+    # 6 allocated + 4 asked > 8 GPUs x overcommit 1.2: the PodGroup never leaves Pending.
+    assert _volcano_gang_behind(6, 4) == (
+        "queue resource quota insufficient; 4/4 tasks in gang unschedulable: pod group is not ready, "
+        "4 Pending, 4 minAvailable; Pending: 4 Undetermined")
+
+
+def test_volcano_names_the_overused_queue():
+    assert _volcano_gang_behind(7, 2, actions=("allocate", "backfill")) == (
+        "2/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable; "
+        "Pending: 2 Undetermined; queue a is overused: allocated 7 + 2 > deserved 8 GPU")
+
+
+def test_hami_names_the_card_rule_that_failed():
+    pool = {"node_groups": [{"name": "shared", "count": 1, "gpu": "A100-PCIE-80GB", "gpus_per_node": 2}]}
+    stack = {"data_plane": {"mechanism": "hami"}}
+    docs = [job("big", 1, dur="8h", memory_gib=70), job("big2", 1, dur="8h", memory_gib=70),
+            job("more", 1, at=60, memory_gib=20)]
+    r = simulate(minimal(pool=pool, workloads=docs, stack=stack))
+    assert workload(r, "more").pending_reason == "0/1 nodes are available: 1 2/2 CardInsufficientMemory."
+
+
+def test_the_event_log_is_bounded_and_counts_what_it_left_out():
+    docs = [job(f"j{i}", 1, dur="1m", at=i) for i in range(EVENT_LOG_PER_KIND + 50)]
+    r = simulate(minimal(horizon="2h", pool=TWO_NODES, workloads=docs))
+    ev = r.events
+    assert ev.by_kind["bind"] == EVENT_LOG_PER_KIND + 50
+    assert sum(1 for e in ev.entries if e.kind == "bind") == EVENT_LOG_PER_KIND
+    assert ev.left_out == ev.total - ev.kept == 50
+
+
+def test_admission_and_binding_are_logged_in_time_order():
+    r = simulate(minimal(pool=ONE_NODE, workloads=[job("j1", 2)], stack=kueue([cq("a", 4)])))
+    kinds = [(e.kind, e.workload) for e in r.events.entries]
+    assert kinds == [("admit", "j1"), ("bind", "j1")]
+    assert r.events.entries[0].detail == "ClusterQueue a, flavor a100"
