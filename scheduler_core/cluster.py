@@ -386,13 +386,14 @@ def hami_card_reason(c: DeviceContext, req: DeviceRequest, scaling: float) -> st
 
     The fit rules of pkg/device/nvidia/device.go (§3), in their order.
     """
+    cores = min(req.cores, 100)  # Fit caps a core request at 100 ("core limit can't exceed 100")
     if c.slots <= c.used_slots:
         return "CardTimeSlicingExhausted"
     if c.memory_mib * scaling - c.mem_declared < req.memory_mib:
         return "CardInsufficientMemory"
-    if 100 - c.cores_used < req.cores:
+    if 100 - c.cores_used < cores:
         return "CardInsufficientCore"
-    if req.cores >= 100 and c.used_slots > 0:
+    if cores >= 100 and c.used_slots > 0:
         return "ExclusiveDeviceAllocateConflict"
     if req.cores == 0 and c.cores_used >= 100:
         return "CardComputeUnitsExhausted"

@@ -45,19 +45,29 @@ def node_reason(sim: "ClusterSimulation", node: "Node", wl: "Workload") -> str |
     if req.kind == "count":
         return f"Insufficient {req.resource}"
     if req.kind == "hami":
-        scaling = node.data_plane.hami.device_memory_scaling
-        counts: dict[str, int] = {}
-        for c in node.contexts:
-            why = hami_card_reason(c, req, scaling)
-            if why is not None:
-                counts[why] = counts.get(why, 0) + 1
-        if not counts or sum(counts.values()) < len(node.contexts):
-            return "AllocatedCardsInsufficientRequest"  # some cards fit, fewer than the pod asks for
-        total = len(node.contexts)
-        return ", ".join(f"{n}/{total} {why}" for why, n in sorted(counts.items()))
+        return hami_node_reason(node, req)
     if req.kind == "fraction":
         return "node(s) didn't have enough resources: GPUs"
     return "cannot allocate all claims"
+
+
+def hami_node_reason(node: "Node", req) -> str | None:
+    """HAMi's Fit reason for a node: per card rule ``k/total Reason``; None if the pod fits."""
+    scaling = node.data_plane.hami.device_memory_scaling
+    counts: dict[str, int] = {}
+    fitting = 0
+    for c in node.contexts:
+        why = hami_card_reason(c, req, scaling)
+        if why is None:
+            fitting += 1
+        else:
+            counts[why] = counts.get(why, 0) + 1
+    if fitting >= req.count:
+        return None
+    if fitting:  # some cards fit, fewer than the pod asks for
+        counts["AllocatedCardsInsufficientRequest"] = fitting
+    total = len(node.contexts)
+    return ", ".join(f"{n}/{total} {why}" for why, n in sorted(counts.items()))
 
 
 def unschedulable(sim: "ClusterSimulation", wl: "Workload", siblings_fill: bool = False,
