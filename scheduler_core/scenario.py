@@ -212,6 +212,9 @@ class KueuePreemption(_Model):
     within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "Never"
     reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = "Never"
     borrow_within_cohort: Literal["Never", "LowerPriority"] = "Never"
+    borrow_within_cohort_max_priority_threshold: int | None = Field(
+        None, description="borrowWithinCohort.maxPriorityThreshold: only workloads at or below it are preempted "
+                          "while borrowing (unset: any lower priority)")
 
     @model_validator(mode="after")
     def _needs_reclaim(self) -> "KueuePreemption":
@@ -434,6 +437,8 @@ class TrainingWorkload(_Model):
     count: int = Field(1, ge=1)
     arrival: Arrival = Field(default_factory=Arrival)
     priority: int = 0
+    created_early: Duration = Field(0.0, ge=0, description="the Workload object exists this long before it "
+                                    "arrives (Kueue compares creation times in LowerOrNewerEqualPriority)")
     workers: IntSpec = 1
     gpus_per_worker: IntSpec = 1
     duration: DurationSpec = Field(description="run time at ideal speed and ideal placement")

@@ -91,6 +91,7 @@ class Workload:
         self.spec = spec
         self.kind = kind  # training | batch | inference
         self.submit = submit
+        self.created = submit - getattr(spec, "created_early", 0.0)  # creation can precede arrival
         self.priority = spec.priority
         self.pods_total = pods_total
         self.min_member = min_member

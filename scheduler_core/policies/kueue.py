@@ -231,40 +231,58 @@ class KueueAdmission:
         return None
 
     def _victims_for(self, cq: ClusterQueueState, wl: "Workload", flavor: str, need: dict[str, float]):
+        """Kueue's classic preemption: the minimal set of (victim, reason) that lets ``wl`` fit, or None.
+
+        Attempts as Kueue makes them: while the CQ is under its nominal quota, first try to fit
+        without borrowing, reclaiming from cohort CQs that borrow (reclaimWithinCohort); then, or
+        directly when already at nominal, try with borrowing, where only the CQ's own workloads and,
+        with borrowWithinCohort, other CQs' workloads below the preemptor's priority (and at or
+        below maxPriorityThreshold) are candidates (reason InCohortReclaimWhileBorrowing).
+        """
         pol = cq.spec.preemption
-        within_nominal = all((cq.usage.get((flavor, r), 0.0) + a) <= (cq.quota(flavor, r).nominal + EPS)
-                             for r, a in need.items() if cq.quota(flavor, r) is not None)
-        cands: list[tuple[tuple, "Workload", ClusterQueueState]] = []
+        under_nominal = all(cq.usage.get((flavor, r), 0.0) < cq.quota(flavor, r).nominal - EPS
+                            for r in need if cq.quota(flavor, r) is not None)
         lowest = min(cq.priorities) if cq.priorities else None
-        within_possible = lowest is not None and (
-            (pol.within_cluster_queue == "LowerPriority" and lowest < wl.priority) or
-            (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and lowest <= wl.priority))
-        for v in (cq.admitted.values() if within_possible else ()):
-            if v.admission_info.get("flavor") != flavor:
-                continue
-            ok = (pol.within_cluster_queue == "LowerPriority" and v.priority < wl.priority) or \
-                 (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and
-                  (v.priority < wl.priority or (v.priority == wl.priority and v.submit > wl.submit)))
-            if ok:
-                cands.append(((1, v.priority, -(v.admitted_at or 0.0), -v.uid), v, cq))
-        cohort_possible = within_nominal or pol.borrow_within_cohort != "Never"
-        if cq.cohort and pol.reclaim_within_cohort != "Never" and cohort_possible:
-            for c in self.cohorts[cq.cohort]:
-                if c is cq or not self._borrowing(c, flavor):
+        own: list[tuple[tuple, "Workload", ClusterQueueState, str]] = []
+        if lowest is not None and ((pol.within_cluster_queue == "LowerPriority" and lowest < wl.priority) or
+                                   (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and lowest <= wl.priority)):
+            for v in cq.admitted.values():
+                if v.admission_info.get("flavor") != flavor:
                     continue
-                for v in c.admitted.values():
-                    if v.admission_info.get("flavor") != flavor:
+                if (v.priority < wl.priority or (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and
+                                                 v.priority == wl.priority and v.created > wl.created)):
+                    own.append(((1, v.priority, -(v.admitted_at or 0.0), -v.uid), v, cq, "InClusterQueue"))
+        attempts = ([False] if under_nominal else []) + [True]
+        for allow_borrowing in attempts:
+            cands = list(own)
+            if cq.cohort and pol.reclaim_within_cohort != "Never":
+                thr = pol.borrow_within_cohort_max_priority_threshold
+                for c in self.cohorts[cq.cohort]:
+                    if c is cq or not self._borrowing(c, flavor):
                         continue
-                    reclaim_ok = within_nominal and (pol.reclaim_within_cohort == "Any" or v.priority < wl.priority)
-                    borrow_ok = (not within_nominal and pol.borrow_within_cohort == "LowerPriority"
-                                 and v.priority < wl.priority)
-                    if reclaim_ok or borrow_ok:
-                        cands.append(((0, v.priority, -(v.admitted_at or 0.0), -v.uid), v, c))
+                    for v in c.admitted.values():
+                        if v.admission_info.get("flavor") != flavor:
+                            continue
+                        if not allow_borrowing:
+                            ok, why = pol.reclaim_within_cohort == "Any" or v.priority < wl.priority, \
+                                "InCohortReclamation"
+                        else:
+                            ok, why = (pol.borrow_within_cohort == "LowerPriority" and v.priority < wl.priority
+                                       and (thr is None or v.priority <= thr)), "InCohortReclaimWhileBorrowing"
+                        if ok:
+                            cands.append(((0, v.priority, -(v.admitted_at or 0.0), -v.uid), v, c, why))
+            chosen = self._minimal_set(cq, flavor, need, cands, allow_borrowing)
+            if chosen is not None:
+                return chosen
+        return None
+
+    def _minimal_set(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], cands: list,
+                     allow_borrowing: bool):
         if not cands:
             return None
         # Necessary condition before the greedy search: the candidates hold enough of every resource.
         for r, a in need.items():
-            if sum(self._usage(v).get(r, 0.0) for _, v, _ in cands) < a - EPS:
+            if sum(self._usage(v).get(r, 0.0) for _, v, _, _ in cands) < a - EPS:
                 return None
         cands.sort(key=lambda x: x[0])
         override: dict[tuple[str, str, str], float] = {}
@@ -274,8 +292,12 @@ class KueueAdmission:
                 k = (c.name, flavor, r)
                 override[k] = override.get(k, c.usage.get((flavor, r), 0.0)) + sign * a
 
+        def fits() -> bool:
+            mode = self._fits(cq, flavor, need, override)
+            return mode == "fit" or (mode == "borrow" and allow_borrowing)
+
         chosen = []
-        for _, v, c in cands:
+        for _, v, c, why in cands:
             if c is not cq:
                 # Only reclaim from a CQ while it is still above its nominal quota.
                 still = any(override.get((c.name, flavor, r), c.usage.get((flavor, r), 0.0)) >
@@ -283,18 +305,19 @@ class KueueAdmission:
                 if not still:
                     continue
             remove(v, c)
-            chosen.append((v, c))
-            if self._fits(cq, flavor, need, override) is not None:
+            chosen.append((v, c, why))
+            if fits():
                 break
         else:
             return None
-        for v, c in reversed(list(chosen)):  # reverse pass: keep only victims that are needed
+        for item in reversed(list(chosen)):  # reverse pass: keep only victims that are needed
+            v, c, _ = item
             remove(v, c, +1.0)
-            if self._fits(cq, flavor, need, override) is not None:
-                chosen.remove((v, c))
+            if fits():
+                chosen.remove(item)
             else:
                 remove(v, c)
-        return [v for v, _ in chosen]
+        return [(v, why) for v, _, why in chosen]
 
     def _charge(self, cq: ClusterQueueState, wl: "Workload", flavor: str, sign: float) -> None:
         for r, a in self._usage(wl).items():
@@ -369,9 +392,7 @@ class KueueAdmission:
 
             cq, wl, flavor, mode, victims = min(cands, key=order)
             if victims:
-                borrowing = self._borrows(cq, wl, flavor)
-                for v in victims:
-                    reason = self._preemption_reason(cq, v, borrowing)
+                for v, reason in victims:
                     self.sim.evict(v, "Kueue" + reason, message=(
                         f"Preempted to accommodate a workload ({wl.name}) due to {HUMAN_REASON[reason]}"))
                 for f in failed.values():
@@ -484,16 +505,6 @@ class KueueAdmission:
         wl.admission_info["requeues"] = n
 
     # -- explanation ----------------------------------------------------------------
-    def _borrows(self, cq: ClusterQueueState, wl: "Workload", flavor: str) -> bool:
-        """Would admitting ``wl`` on ``flavor`` take ``cq`` above its nominal quota?"""
-        return any(cq.quota(flavor, r) is not None and cq.usage.get((flavor, r), 0.0) + a > cq.quota(flavor, r).nominal + EPS
-                   for r, a in self._usage(wl).items())
-
-    def _preemption_reason(self, cq: ClusterQueueState, victim: "Workload", borrowing: bool) -> str:
-        if victim.admission_info.get("cq") == cq.name:
-            return "InClusterQueue"
-        return "InCohortReclaimWhileBorrowing" if borrowing else "InCohortReclamation"
-
     def _room(self, cq: ClusterQueueState, flavor: str, r: str) -> tuple[float, float]:
         """(unused quota the CQ may still take, maximum it may ever hold) of ``r`` on ``flavor``."""
         q = cq.quota(flavor, r)

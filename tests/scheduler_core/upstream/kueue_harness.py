@@ -1,0 +1,50 @@
+"""Run a Kueue preemption case from kueue's own test tables on the simulator.
+
+A case states ClusterQueues (``nominal``, ``borrowing_limit``, ``lending_limit``, cohort, preemption
+policy), workloads already admitted (name, CQ, priority, request) and one incoming workload.  The
+admitted ones arrive one second apart from t=0 (admitted in that order, so a later one is "newer"),
+the incoming one at t=60; the case's outcome is the set of (victim, Kueue reason) preempted at t=60.
+Upstream's requests are CPU; the algorithm does not depend on the resource, so they are stated as
+``nvidia.com/gpu`` on a pool large enough that the scheduler never constrains them.
+"""
+
+from __future__ import annotations
+
+from scheduler_core import simulate
+
+POOL = {"node_groups": [{"name": "dgx", "count": 8, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8}]}
+PREEMPT_AT = 60.0
+
+
+def cq(name, nominal, cohort=None, borrowing_limit=None, lending_limit=None, within="Never", reclaim="Never",
+       borrow="Never", threshold=None):
+    quota = {"nominal": nominal}
+    if borrowing_limit is not None:
+        quota["borrowing_limit"] = borrowing_limit
+    if lending_limit is not None:
+        quota["lending_limit"] = lending_limit
+    pre = {"within_cluster_queue": within, "reclaim_within_cohort": reclaim, "borrow_within_cohort": borrow}
+    if threshold is not None:
+        pre["borrow_within_cohort_max_priority_threshold"] = threshold
+    out = {"name": name, "flavors": [{"name": "default", "quotas": {"nvidia.com/gpu": quota}}], "preemption": pre}
+    if cohort:
+        out["cohort"] = cohort
+    return out
+
+
+def run_case(cqs: list[dict], admitted: list[tuple[str, str, int, int]], incoming: tuple[str, int, int]):
+    """admitted: (name, cq, priority, gpus); incoming: (cq, priority, gpus).  Returns {(victim, reason)}."""
+    docs = []
+    for i, (name, queue, prio, gpus) in enumerate(admitted):
+        docs.append({"kind": "batch", "name": name, "tenant": queue, "priority": prio, "gpus_per_worker": gpus,
+                     "duration": "10h", "arrival": {"at": float(i)}})
+    queue, prio, gpus = incoming
+    docs.append({"kind": "batch", "name": "in", "tenant": queue, "priority": prio, "gpus_per_worker": gpus,
+                 "duration": "10h", "arrival": {"at": PREEMPT_AT}})
+    stack = {"control_plane": {"scheduler": "kube-default", "admission": "kueue",
+                               "kueue": {"cluster_queues": cqs}}}
+    r = simulate({"name": "kueue-case", "horizon": "2h", "pool": POOL, "stack": stack, "workloads": docs})
+    admitted_at_start = {e.workload for e in r.events.entries if e.kind == "admit" and e.t < PREEMPT_AT}
+    assert admitted_at_start == {a[0] for a in admitted}, "the case's admitted workloads must all be admitted"
+    return {(e.workload, e.detail.split(":", 1)[0].removeprefix("Kueue"))
+            for e in r.events.entries if e.kind == "preempt" and e.t == PREEMPT_AT}
