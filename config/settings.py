@@ -124,6 +124,25 @@ ATLAS_API_LIST_RECHECK_SECONDS = float(os.environ.get("ATLAS_API_LIST_RECHECK_SE
 ATLAS_RUN_HEARTBEAT_TIMEOUT = int(os.environ.get("ATLAS_RUN_HEARTBEAT_TIMEOUT", "120"))
 ATLAS_RUN_MAX_ATTEMPTS = int(os.environ.get("ATLAS_RUN_MAX_ATTEMPTS", "2"))
 
+# Run limits (docs/simulator-model.md "Run limits"). Beyond the scenario-wide limits of
+# scheduler_core.limits, one run here may use at most this many GPUs and jobs and a predicted peak
+# of this much memory; a bigger one is refused with a 400 before it is queued. The defaults admit
+# 4x the 1,024-GPU / 50,000-job benchmark case (< 60 s, < 2 GiB) in jobs and 16x in GPUs.
+ATLAS_RUN_MAX_GPUS = int(os.environ.get("ATLAS_RUN_MAX_GPUS", "16384"))
+ATLAS_RUN_MAX_JOBS = int(os.environ.get("ATLAS_RUN_MAX_JOBS", "200000"))
+ATLAS_RUN_MEMORY_BUDGET_MB = int(os.environ.get("ATLAS_RUN_MEMORY_BUDGET_MB", "1024"))
+# Each worker pool process gets this address-space limit (RLIMIT_AS): a run that outgrows it fails
+# with a MemoryError, recorded as the run's reason, and the worker lives on. 0 = no limit.
+ATLAS_WORKER_MEMORY_LIMIT_MB = int(os.environ.get("ATLAS_WORKER_MEMORY_LIMIT_MB", "2048"))
+# Queued or running runs one user may have at once (a 4-stack x 20-seed sweep is 80).
+ATLAS_RUN_MAX_ACTIVE_PER_USER = int(os.environ.get("ATLAS_RUN_MAX_ACTIVE_PER_USER", "100"))
+# Broker outage: submit fails fast (one connection attempt of this many seconds, no publish retry)
+# with a 503. The sweep re-sends runs that never reached the broker after the grace period and
+# fails runs no worker picked up within the queue timeout.
+ATLAS_BROKER_CONNECT_TIMEOUT = float(os.environ.get("ATLAS_BROKER_CONNECT_TIMEOUT", "1"))
+ATLAS_RUN_SEND_GRACE = int(os.environ.get("ATLAS_RUN_SEND_GRACE", "60"))
+ATLAS_RUN_QUEUE_TIMEOUT = int(os.environ.get("ATLAS_RUN_QUEUE_TIMEOUT", "21600"))
+
 # Celery: eager in-process unless a broker is configured.
 _BROKER_FROM_ENV = os.environ.get("CELERY_BROKER_URL", "")
 # Eager apply_async still opens a producer, so the embedded default uses the in-memory transport
@@ -137,7 +156,16 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("ATLAS_RUN_SOFT_TIME_LIMIT", "600"))
 CELERY_TASK_TIME_LIMIT = int(os.environ.get("ATLAS_RUN_TIME_LIMIT", "660"))
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("ATLAS_VISIBILITY_TIMEOUT", "900"))}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("ATLAS_VISIBILITY_TIMEOUT", "900")),
+    "socket_connect_timeout": ATLAS_BROKER_CONNECT_TIMEOUT,
+}
+# Runs store their results in the database; a Celery result backend would only add a second
+# connection that retries for ~20 s when Redis is down.
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_PUBLISH_RETRY = False
+# Recycle a pool process whose resident memory grew past 3/4 of its limit after a task (KiB).
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = ATLAS_WORKER_MEMORY_LIMIT_MB * 768 or None
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

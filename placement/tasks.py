@@ -17,4 +17,4 @@ def execute_simulation(run_id: int) -> str:
 
 @shared_task(name="placement.fail_stale_runs")
 def fail_stale_runs() -> dict:
-    return evidence.simulation_fail_stale()
+    return {**evidence.simulation_fail_stale(), **{f"queued_{k}": v for k, v in evidence.simulation_recover_queued().items()}}

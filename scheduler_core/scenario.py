@@ -723,7 +723,10 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
             sc = Scenario.model_validate(data)
         except ValidationError as exc:
             raise ScenarioError(_pydantic_errors(exc), source) from None
-    errs = check_references(sc)
+    from scheduler_core.limits import check_size
+
+    # Size first: the reference checks enumerate every node, which is itself the cost to avoid.
+    errs = check_size(sc) or check_references(sc)
     if errs:
         raise ScenarioError(errs, source)
     return sc

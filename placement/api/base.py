@@ -28,6 +28,8 @@ _ERROR_DESCRIPTIONS = {
     "404": "No such object.",
     "409": "Conflict with the current state.",
     "415": "Only application/json bodies are accepted.",
+    "429": "Too many requests: a limit on how much one user may have pending.",
+    "503": "A service the request needs (the task queue) is unavailable; nothing was done.",
 }
 
 

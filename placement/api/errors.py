@@ -63,8 +63,24 @@ def _django_errors(exc: DjangoValidationError) -> dict[str, list[str]]:
     return {NON_FIELD: [str(m) for m in exc.messages]}
 
 
+class TooManyRequests(exceptions.APIException):
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    default_detail = "Too many requests."
+    default_code = "too_many_requests"
+
+
+class ServiceUnavailable(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "Service unavailable; try again later."
+    default_code = "service_unavailable"
+
+
 def atlas_exception_handler(exc, context):
-    if isinstance(exc, DjangoValidationError):
+    from placement.services.evidence import RunNotAccepted
+
+    if isinstance(exc, RunNotAccepted):
+        exc = (TooManyRequests if exc.status_code == 429 else ServiceUnavailable)(exc.message)
+    elif isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(_django_errors(exc))
     elif isinstance(exc, PydanticValidationError):
         exc = exceptions.ValidationError(pydantic_field_errors(exc))

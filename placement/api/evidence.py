@@ -91,7 +91,11 @@ optionally a `seed`. An invalid scenario is a 400 with field errors and nothing 
 
 **202** with the new run's `status_url` to poll. Submitting the same stack, scenario and seed again
 returns the existing run instead of computing it twice: **200**, same body, `created: false` (a
-failed run is retried by a new submission)."""
+failed run is retried by a new submission).
+
+A run bigger than this installation's budget (GPUs, jobs, predicted memory) is a **400** naming the
+limit; **429** when you already have `ATLAS_RUN_MAX_ACTIVE_PER_USER` runs queued or running;
+**503** when the task queue is down (nothing is left queued)."""
 
 
 def _check_storable(document: dict) -> None:
@@ -110,6 +114,7 @@ def _check_storable(document: dict) -> None:
 
 class SimulationList(AtlasViewMixin, generics.ListAPIView):
     serializer_class = SimulationRunSerializer
+    extra_error_codes = (429, 503)
     filter_backends = [DjangoFilterBackend]
     filterset_class = SimulationRunFilterSet
 

@@ -12,6 +12,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from placement.models import SimulationRun, Stack, Sweep
@@ -41,16 +42,116 @@ def _fingerprint(stack: Stack | None, scenario: dict, seed: int) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+class RunNotAccepted(Exception):
+    """A run request that is valid but cannot be taken now; `status_code` says why (HTTP)."""
+
+    status_code = 503
+
+    def __init__(self, message: str):
+        self.message = message
+        super().__init__(message)
+
+
+class QueueUnavailable(RunNotAccepted):
+    """The task queue (broker) did not take the run; nothing was queued."""
+
+    status_code = 503
+
+
+class TooManyActiveRuns(RunNotAccepted):
+    status_code = 429
+
+
 def _enqueue(run: SimulationRun) -> None:
     from placement.tasks import execute_simulation
 
-    # Enqueue only after the run row is committed, so the worker always finds it.
-    transaction.on_commit(lambda: _send(run.pk, execute_simulation))
+    # Send only after the run row is committed, so the worker always finds it. A send that fails
+    # removes the row again (see _send_or_withdraw): a client told 503 has no run.
+    transaction.on_commit(lambda: _send_or_withdraw([run.pk], lambda producer: _send(run.pk, execute_simulation, producer)))
 
 
-def _send(run_id: int, task) -> None:
-    result = task.apply_async(args=[run_id])
+def _publish(send) -> None:
+    """Hand messages to the broker, failing fast: one connection attempt bounded by
+    ATLAS_BROKER_CONNECT_TIMEOUT and no publish retries, so a broker outage answers in about a
+    second instead of Celery's default ~20 s of retries. Raises QueueUnavailable."""
+    from kombu.exceptions import KombuError
+
+    from config.celery import app
+
+    try:
+        with app.producer_or_acquire() as producer:
+            if not app.conf.task_always_eager:
+                producer.connection.ensure_connection(
+                    max_retries=1, interval_start=0, interval_step=0.2, timeout=settings.ATLAS_BROKER_CONNECT_TIMEOUT)
+            send(producer)
+    except (KombuError, OSError) as exc:
+        log.warning("task queue unavailable: %s", exc)
+        raise QueueUnavailable(
+            f"The task queue is unavailable ({exc}); nothing was queued. Try again in a minute.") from None
+
+
+def _send(run_id: int, task, producer) -> None:
+    result = task.apply_async(args=[run_id], producer=producer, retry=False)
     SimulationRun.objects.filter(pk=run_id, task_id="").update(task_id=result.id or "")
+
+
+def _send_group(run_ids: list[int], producer) -> None:
+    from celery import group
+
+    from placement.tasks import execute_simulation
+
+    result = group(execute_simulation.s(pk) for pk in run_ids).apply_async(producer=producer, retry=False)
+    for run_id, sent in zip(run_ids, result.results):
+        SimulationRun.objects.filter(pk=run_id, task_id="").update(task_id=sent.id or "")
+
+
+def _send_or_withdraw(run_ids: list[int], send) -> None:
+    """Publish; when the broker refuses, delete the new runs (their sweep too) so nothing is left
+    queued that no worker will ever receive."""
+    try:
+        _publish(send)
+    except QueueUnavailable:
+        runs = SimulationRun.objects.filter(pk__in=run_ids, status=SimulationRun.QUEUED, attempts=0)
+        Sweep.objects.filter(pk__in=runs.exclude(sweep=None).values("sweep")).delete()
+        runs.delete()
+        raise
+
+
+def _check_budget(scenario) -> None:
+    """Refuse, before anything is queued, a run bigger than this installation lets one run be.
+
+    The scenario-wide limits (scheduler_core.limits) already hold; these are the worker's budget:
+    settings ATLAS_RUN_MAX_GPUS, ATLAS_RUN_MAX_JOBS and the predicted peak memory against
+    ATLAS_RUN_MEMORY_BUDGET_MB."""
+    from scheduler_core.limits import estimate_cost, over_limits
+
+    cost = estimate_cost(scenario)
+    errors: dict[str, list[str]] = {}
+    budget = {"gpus": settings.ATLAS_RUN_MAX_GPUS, "jobs": settings.ATLAS_RUN_MAX_JOBS}
+    names = {"gpus": "ATLAS_RUN_MAX_GPUS", "jobs": "ATLAS_RUN_MAX_JOBS"}
+    for key, limit in budget.items():
+        for loc, message in over_limits(cost, {key: limit}, who="a run here"):
+            errors.setdefault(f"scenario.{loc}", []).append(f"{message} ({names[key]}).")
+    if cost.memory_mib > settings.ATLAS_RUN_MEMORY_BUDGET_MB:
+        errors.setdefault("scenario", []).append(
+            f"This run would need about {cost.memory_mib:,} MiB; a run here may use at most "
+            f"{settings.ATLAS_RUN_MEMORY_BUDGET_MB:,} MiB (ATLAS_RUN_MEMORY_BUDGET_MB). Use fewer GPUs, jobs or events.")
+    if errors:
+        raise ValidationError(errors)
+
+
+def _check_active_runs(user) -> None:
+    """One user cannot fill the queue: at most ATLAS_RUN_MAX_ACTIVE_PER_USER runs queued or
+    running at once (counted after this request's runs were added, inside its transaction)."""
+    if not getattr(user, "is_authenticated", False):
+        return
+    limit = settings.ATLAS_RUN_MAX_ACTIVE_PER_USER
+    active = SimulationRun.objects.filter(
+        created_by=user, status__in=[SimulationRun.QUEUED, SimulationRun.RUNNING]).count()
+    if active > limit:
+        raise TooManyActiveRuns(
+            f"You have {active} runs queued or running with this request; at most {limit} may be "
+            f"(ATLAS_RUN_MAX_ACTIVE_PER_USER). Wait for some to finish.")
 
 
 def simulation_start(
@@ -71,6 +172,7 @@ def simulation_start(
     with transaction.atomic():
         run, created = _run_for(user, stack, scenario_name, scenario_document, seed, sweep=None)
         if created:
+            _check_active_runs(user)
             _enqueue(run)
     return run, created
 
@@ -88,6 +190,7 @@ def _run_for(user, stack, scenario_name, document, seed, sweep) -> tuple[Simulat
         problems["scenario.seed"] = ["A seed is a whole number between 0 and 2**63 - 1."]
     if problems:
         raise ValidationError(problems)
+    _check_budget(scenario)
     scenario_json = scenario.model_dump(mode="json")
     fingerprint = _fingerprint(stack, scenario_json, scenario.seed)
     existing = (
@@ -152,15 +255,20 @@ def simulation_execute(run_id: int) -> str:
         run.progress = 0.0
         run.error = ""
         run.save()
+    reason = None
     try:
         scenario = Scenario.model_validate(run.scenario)
         result = simulate(scenario, progress=_ProgressWriter(run.pk))
         payload = result.model_dump(mode="json")
     except Exception as exc:  # the run records why; the worker stays up
         log.exception("simulation run %s failed", run_id)
+        reason = _failure_reason(exc)
+    if reason is not None:
+        # Outside the except block: the traceback (and the simulation it holds) is freed first,
+        # which matters after a MemoryError.
         with transaction.atomic():
             run = SimulationRun.objects.select_for_update().get(pk=run_id)
-            _fail(run, f"{type(exc).__name__}: {exc}")
+            _fail(run, reason)
         return "failed"
     timeseries = payload.pop("time_series", None)
     with transaction.atomic():
@@ -174,6 +282,27 @@ def simulation_execute(run_id: int) -> str:
         run.finished_at = timezone.now()
         run.save()
     return "succeeded"
+
+
+def _failure_reason(exc: BaseException) -> str:
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    if isinstance(exc, MemoryError):
+        limit = settings.ATLAS_WORKER_MEMORY_LIMIT_MB
+        return (f"the run ran out of memory: a worker process may use {limit:,} MiB "
+                f"(ATLAS_WORKER_MEMORY_LIMIT_MB); peak {_peak_rss_mib():,} MiB")
+    if isinstance(exc, SoftTimeLimitExceeded):
+        return (f"the run took longer than its time limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT:,} s "
+                "(ATLAS_RUN_SOFT_TIME_LIMIT)")
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _peak_rss_mib() -> int:
+    import resource
+    import sys
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak // 2**20 if sys.platform == "darwin" else peak // 1024
 
 
 def _fail(run: SimulationRun, reason: str) -> None:
@@ -200,11 +329,50 @@ def simulation_fail_stale(now=None) -> dict[str, int]:
             if run.attempts < _max_attempts():
                 run.status = SimulationRun.QUEUED
                 run.error = f"worker stopped reporting progress at {run.progress:.0%}; requeued"
+                run.heartbeat_at = now  # while queued: when it was queued again
                 run.save()
                 _enqueue(run)
                 counts["requeued"] += 1
             else:
                 _fail(run, f"worker stopped reporting progress at {run.progress:.0%} after {run.attempts} attempts")
+                counts["failed"] += 1
+    return counts
+
+
+def simulation_recover_queued(now=None) -> dict[str, int]:
+    """Runs queued but never picked up by a worker (called by `sweep_stale_runs`, not per page).
+
+    A run whose message never reached the broker (no task id: the web process died or the broker
+    failed between commit and send) is sent again, or failed with the reason if the broker still
+    refuses. A run that was sent but has waited longer than ATLAS_RUN_QUEUE_TIMEOUT (its message
+    lost, e.g. a broker restarted without persistence) is failed with that reason; submitting it
+    again starts a fresh run."""
+    from placement.tasks import execute_simulation
+
+    now = now or timezone.now()
+    counts = {"resent": 0, "failed": 0}
+    queued = SimulationRun.objects.filter(status=SimulationRun.QUEUED)
+    grace = now - timedelta(seconds=settings.ATLAS_RUN_SEND_GRACE)
+    for run_id in list(queued.filter(task_id="", created_at__lt=grace).values_list("pk", flat=True)):
+        try:
+            _publish(lambda producer, run_id=run_id: _send(run_id, execute_simulation, producer))
+            counts["resent"] += 1
+        except QueueUnavailable as exc:
+            with transaction.atomic():
+                run = SimulationRun.objects.select_for_update().get(pk=run_id)
+                if run.status == SimulationRun.QUEUED and not run.task_id:
+                    _fail(run, f"never reached the task queue: {exc.message}")
+                    counts["failed"] += 1
+    timeout = settings.ATLAS_RUN_QUEUE_TIMEOUT
+    cutoff = now - timedelta(seconds=timeout)
+    waited = queued.exclude(task_id="").filter(
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at=None, created_at__lt=cutoff))
+    for run_id in list(waited.values_list("pk", flat=True)):
+        with transaction.atomic():
+            run = SimulationRun.objects.select_for_update().get(pk=run_id)
+            if run.status == SimulationRun.QUEUED:
+                _fail(run, f"queued for more than {timeout:,} s and never picked up by a worker "
+                           "(ATLAS_RUN_QUEUE_TIMEOUT); submit it again")
                 counts["failed"] += 1
     return counts
 
@@ -219,10 +387,6 @@ def sweep_start(*, user, stacks: list[Stack], scenario_name: str, seeds: int, ba
         errors["seeds"] = [f"Use between 2 and {MAX_SWEEP_SEEDS} seeds (a confidence interval needs at least 2)."]
     if errors:
         raise ValidationError(errors)
-    from celery import group
-
-    from placement.tasks import execute_simulation
-
     with transaction.atomic():
         sweep = Sweep.objects.create(
             name=f"{scenario_name} x {seeds} seeds",
@@ -238,6 +402,7 @@ def sweep_start(*, user, stacks: list[Stack], scenario_name: str, seeds: int, ba
                 if created:
                     new_runs.append(run.pk)
         if new_runs:
-            transaction.on_commit(lambda: group(execute_simulation.s(pk) for pk in new_runs).apply_async())
+            _check_active_runs(user)
+            transaction.on_commit(lambda: _send_or_withdraw(new_runs, lambda producer: _send_group(new_runs, producer)))
     return sweep
 

@@ -173,15 +173,26 @@ def _apply_stack(data: dict, stack: Stack) -> dict:
 
 def scenario_for_stack(stack: Stack | None, *, scenario_name: str | None, document: Any, seed: int | None):
     """The validated scheduler_core Scenario to run; ScenarioInvalid carries field errors."""
-    from scheduler_core.scenario import ScenarioError, parse_scenario
-
     data = _scenario_source(scenario_name, document)
     if stack is not None:
-        data = _apply_stack(data, stack)
+        try:
+            data = _apply_stack(data, stack)
+        except (AttributeError, KeyError, TypeError, ValueError):
+            # A section of the wrong type (`pool: []`, `tenants: ["x"]`, ...) breaks the overlay
+            # before validation could name it: validate the document as written instead.
+            _raise_field_errors(data, scenario_name)
+            raise ScenarioInvalid({"scenario": ["The scenario document cannot be combined with this stack."]}) from None
     if seed is not None:
         if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**31:
             raise ScenarioInvalid({"seed": ["A seed is a whole number between 0 and 2147483647."]})
         data = {**data, "seed": seed}
+    return _raise_field_errors(data, scenario_name)
+
+
+def _raise_field_errors(data: Any, scenario_name: str | None):
+    """The parsed scenario, or ScenarioInvalid with `scenario.<field>` errors."""
+    from scheduler_core.scenario import ScenarioError, parse_scenario
+
     try:
         return parse_scenario(data, source=scenario_name or "uploaded scenario")
     except ScenarioError as exc:

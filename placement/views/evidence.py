@@ -32,6 +32,8 @@ def _uploaded_scenario(request) -> dict | None:
         data = yaml.safe_load(upload.read().decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ValidationError({"scenario_file": [f"Not a YAML or JSON document: {exc}"]}) from None
+    except RecursionError:
+        raise ValidationError({"scenario_file": ["The document is nested too deeply to read."]}) from None
     if not isinstance(data, dict):
         raise ValidationError({"scenario_file": ["A scenario file holds a mapping (YAML or JSON object)."]})
     return data
@@ -65,6 +67,9 @@ def simulation_start(request, pk: int):
         )
     except ValidationError as exc:
         messages.error(request, f"Nothing was queued. {_errors_text(exc)}")
+        return redirect("stack-detail", pk=stack.pk)
+    except evidence_services.RunNotAccepted as exc:
+        messages.error(request, exc.message)
         return redirect("stack-detail", pk=stack.pk)
     if not created:
         messages.info(request, "This stack, scenario and seed ran before: showing the stored evidence.")
@@ -137,6 +142,8 @@ def stack_compare_run(request):
             evidence_services.simulation_start(user=request.user, stack=stack, scenario_name=scenario_name, seed=_seed(request.POST.get("seed", "")))
     except ValidationError as exc:
         messages.error(request, f"Nothing more was queued. {_errors_text(exc)}")
+    except evidence_services.RunNotAccepted as exc:
+        messages.error(request, exc.message)
     query = "&".join(f"stacks={s.pk}" for s in stacks)
     return redirect(f"{reverse('stack-compare')}?{query}&scenario_name={scenario_name}")
 
@@ -158,6 +165,9 @@ def sweep_start(request):
         )
     except ValidationError as exc:
         messages.error(request, f"Nothing was queued. {_errors_text(exc)}")
+        return redirect(request.POST.get("back") or "stack-list")
+    except evidence_services.RunNotAccepted as exc:
+        messages.error(request, exc.message)
         return redirect(request.POST.get("back") or "stack-list")
     return redirect("sweep-detail", pk=sweep.pk)
 

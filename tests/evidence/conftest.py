@@ -111,8 +111,8 @@ def worker_factory(celery_broker, tmp_path, settings):
     )
     workers: list[Worker] = []
 
-    def start(name: str = "w1") -> Worker:
-        worker = Worker(env, tmp_path / f"{name}.log").start(hostname=name)
+    def start(name: str = "w1", **extra_env: str) -> Worker:
+        worker = Worker({**env, **extra_env}, tmp_path / f"{name}.log").start(hostname=name)
         workers.append(worker)
         return worker
 

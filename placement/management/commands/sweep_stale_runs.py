@@ -1,11 +1,15 @@
 from django.core.management.base import BaseCommand
 
-from placement.services.evidence import simulation_fail_stale
+from placement.services.evidence import simulation_fail_stale, simulation_recover_queued
 
 
 class Command(BaseCommand):
-    help = "Requeue or fail simulation runs whose worker stopped reporting progress (run it from cron)."
+    help = ("Requeue or fail simulation runs whose worker stopped reporting progress, re-send or fail runs "
+            "queued but never picked up (run it from cron).")
 
     def handle(self, *args, **options):
         counts = simulation_fail_stale()
-        self.stdout.write(f"requeued {counts['requeued']}, failed {counts['failed']}")
+        queued = simulation_recover_queued()
+        self.stdout.write(
+            f"requeued {counts['requeued']}, failed {counts['failed']}; "
+            f"queued runs re-sent {queued['resent']}, failed {queued['failed']}")
