@@ -9,3 +9,7 @@ urlpatterns = [
     path("api/", include("placement.api.urls")),
     path("", include("placement.urls")),
 ]
+
+# Under /api/ these answer with the API's one JSON error body (placement.api.errors).
+handler400 = "placement.api.errors.bad_request"
+handler500 = "placement.api.errors.server_error"

@@ -12,6 +12,7 @@ from drf_spectacular.utils import OpenApiResponse
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 from rest_framework import exceptions
+from rest_framework.metadata import SimpleMetadata
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import JSONParser
 
@@ -81,6 +82,16 @@ class AtlasPagination(LimitOffsetPagination):
         return self._strict(request, self.offset_query_param, 0)
 
 
+class AtlasMetadata(SimpleMetadata):
+    """OPTIONS answers for every view. Views whose bodies are pydantic models (compare, compose,
+    ...) have no DRF serializer to list fields from; their bodies are described in /api/schema/."""
+
+    def determine_actions(self, request, view):
+        if getattr(view, "serializer_class", None) is None:
+            return {}
+        return super().determine_actions(request, view)
+
+
 class AtlasAutoSchema(AutoSchema):
     """Every operation documents the error body for the 4xx codes it can answer with, and a
     choice filter documents that an empty value means "any" (as the list page's form sends it)."""
@@ -148,6 +159,7 @@ class AtlasViewMixin:
     """Put first in the bases of every API view."""
 
     parser_classes = [AtlasJSONParser]
+    metadata_class = AtlasMetadata
     pagination_class = AtlasPagination
     schema = AtlasAutoSchema()
     read_only_post = False

@@ -108,6 +108,38 @@ def field_errors_response(errors: dict[str, list[str]], code: int = status.HTTP_
     return Response({"detail": "Invalid input.", "errors": errors}, status=code)
 
 
+def error_body(detail: str, status_code: int) -> JsonResponse:
+    return JsonResponse({"detail": detail, "errors": {"detail": [detail]}}, status=status_code)
+
+
+def _is_api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def bad_request(request, exception):
+    """handler400: Django answers these before DRF runs (a body over DATA_UPLOAD_MAX_MEMORY_SIZE is
+    refused while the CSRF middleware reads it). Under /api/ they get the one JSON body, a body too
+    large as 413."""
+    from django.conf import settings
+    from django.core.exceptions import RequestDataTooBig
+    from django.views import defaults
+
+    if not _is_api(request):
+        return defaults.bad_request(request, exception)
+    if isinstance(exception, RequestDataTooBig):
+        return error_body(f"Request body too large: at most {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes.", 413)
+    return error_body("Bad request.", 400)
+
+
+def server_error(request):
+    """handler500: under /api/ the one JSON body (the traceback goes to the log, never the client)."""
+    from django.views import defaults
+
+    if not _is_api(request):
+        return defaults.server_error(request)
+    return error_body("Server error. It has been logged; please try again later.", 500)
+
+
 @csrf_exempt
 def api_not_found(request, *args, **kwargs):
     """Unknown paths under /api/ answer in the API's error format, not with an HTML page.

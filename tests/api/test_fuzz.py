@@ -1,6 +1,7 @@
 """Schemathesis against the live schema, in-process (WSGI), authenticated as a reviewer whose
 token may write: no input gives a 5xx, and every response (status, content type, headers and
-body, 4xx included) is the one the schema documents.
+body, 4xx included) is the one the schema documents. OPTIONS, which the schema does not list, is
+sent to every generated path too.
 
 Nothing is excluded. POST /api/v1/simulations/ is fuzzed too: the test runs inside the test
 transaction, which never commits, so a run it manages to create is never sent to a worker
@@ -89,4 +90,29 @@ def test_no_input_gives_a_5xx_or_a_response_outside_the_schema(api_schema, fuzz_
         except (Exception, BaseExceptionGroup) as exc:  # collect, so one run names every failing operation
             failures.append(f"{operation.label}:\n{exc}")
     assert operations >= 25
+    assert not failures, "\n\n".join(failures)
+
+
+def test_options_on_every_path_gives_no_5xx_and_a_json_body(api_schema, fuzz_token):
+    """The schema lists no OPTIONS operations, so the generated paths of every operation (path
+    parameters included) are asked OPTIONS directly."""
+    from django.test import Client
+
+    client = Client(raise_request_exception=False)
+    failures: list[str] = []
+    for result in api_schema.get_all_operations():
+        operation = result.ok()
+
+        @given(case=operation.as_strategy(generation_mode=GenerationMode.POSITIVE))
+        @settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+        def check(case):
+            response = client.options(case.formatted_path, HTTP_AUTHORIZATION=f"Token {fuzz_token}")
+            assert response.status_code < 500, (case.formatted_path, response.status_code)
+            assert response["Content-Type"].startswith("application/json"), case.formatted_path
+            response.json()
+
+        try:
+            check()
+        except (Exception, BaseExceptionGroup) as exc:
+            failures.append(f"OPTIONS {operation.label}:\n{exc}")
     assert not failures, "\n\n".join(failures)

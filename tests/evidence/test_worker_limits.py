@@ -51,6 +51,7 @@ def test_a_run_past_the_soft_time_limit_fails_with_the_reason(worker_factory, ar
     # use the same settings, as they do in production.
     monkeypatch.setattr(execute_simulation, "soft_time_limit", 1)
     monkeypatch.setattr(execute_simulation, "time_limit", 30)
+    monkeypatch.setattr(execute_simulation, "_exec_options", None)  # Celery caches them per task
     worker_factory("w1", ATLAS_RUN_SOFT_TIME_LIMIT="1", ATLAS_RUN_TIME_LIMIT="30")
     slow, _ = evidence.simulation_start(user=architect, stack=None, scenario_document=batch_scenario(200_000, nodes=64, name="slow"))
     wait_for(lambda: _run(slow.pk).is_finished, timeout=120, what="the slow run to end")
