@@ -34,6 +34,7 @@ from placement.api.serializers import (
 )
 from placement.filtersets import ProjectFilterSet
 from placement.models import Capability, Layer, Map, Project, ProjectLayer, Revision
+from placement.selectors.review import revisions_visible_to
 from placement.rules import builtin_rules
 from placement.selectors.catalog import catalog_version, catalog_vocabulary, project_document, project_list_queryset
 from placement.selectors.evidence import builtin_scenarios
@@ -271,7 +272,8 @@ class ProjectRevisionList(AtlasViewMixin, generics.ListAPIView):
 
     def get_queryset(self):
         project = get_object_or_404(Project, slug=self.kwargs["slug"])
-        return Revision.objects.filter(project=project).select_related("project", "author", "reviewer")
+        return revisions_visible_to(
+            self.request.user, Revision.objects.filter(project=project).select_related("project", "author", "reviewer"))
 
     @extend_schema(
         request=ProjectProposal,

@@ -5,7 +5,7 @@ from placement.models import ApiAccess
 from placement.services.access import can
 
 READ_ONLY_TOKEN = (
-    "This API token is read-only. A reviewer or admin can grant it writing (POST /api/v1/tokens/grants/)."
+    "This API token is read-only. An admin can grant it writing (POST /api/v1/tokens/grants/)."
 )
 
 
@@ -16,7 +16,7 @@ def token_can_write(user) -> bool:
 class AtlasApiPermission(BasePermission):
     """Reads follow the Atlas read rule; writes need an authenticated user (services check roles).
 
-    A token is read-only unless `ApiAccess(user, token_can_write=True)` was granted by a reviewer or
+    A token is read-only unless `ApiAccess(user, token_can_write=True)` was granted by an
     admin: a leaked token cannot change the catalog. Views that answer a POST without writing
     anything (compare, compose) set `read_only_post = True` and are reads for this rule.
     """

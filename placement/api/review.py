@@ -13,11 +13,12 @@ from placement.api.catalog import project_pages_changed
 from placement.api.filters import RevisionFilterSet
 from placement.api.serializers import ReviewDecisionSerializer, RevisionDetailSerializer, RevisionSerializer
 from placement.models import Revision
+from placement.selectors.review import revisions_visible_to
 from placement.services import review as review_services
 
 
-def _revisions():
-    return Revision.objects.select_related("project", "author", "reviewer")
+def _revisions(user):
+    return revisions_visible_to(user, Revision.objects.select_related("project", "author", "reviewer"))
 
 
 class Conflict(exceptions.APIException):
@@ -35,7 +36,7 @@ class RevisionList(AtlasViewMixin, generics.ListAPIView):
     ordering_fields = ["created_at", "updated_at"]
 
     def get_queryset(self):
-        return _revisions()
+        return _revisions(self.request.user)
 
 
 class RevisionDetail(AtlasViewMixin, generics.RetrieveAPIView):
@@ -45,7 +46,7 @@ class RevisionDetail(AtlasViewMixin, generics.RetrieveAPIView):
     filter_backends: list = []
 
     def get_queryset(self):
-        return _revisions()
+        return _revisions(self.request.user)
 
 
 class _Decision(AtlasViewMixin, generics.GenericAPIView):
@@ -57,14 +58,14 @@ class _Decision(AtlasViewMixin, generics.GenericAPIView):
         raise NotImplementedError
 
     def post(self, request, pk: int):
-        revision = get_object_or_404(Revision, pk=pk)
+        revision = get_object_or_404(_revisions(request.user), pk=pk)
         body = ReviewDecisionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
             revision = self.decide(revision, body.validated_data["comment"])
         except review_services.ProposalConflict as exc:
             raise Conflict({"status": [str(exc)]}) from None
-        return Response(RevisionSerializer(_revisions().get(pk=revision.pk)).data)
+        return Response(RevisionSerializer(_revisions(request.user).get(pk=revision.pk)).data)
 
 
 @extend_schema(
@@ -84,9 +85,11 @@ class RevisionAccept(_Decision):
 @extend_schema(
     request=ReviewDecisionSerializer,
     responses={200: RevisionSerializer},
-    description="Reject a proposal with a comment saying why (reviewers; never one's own).",
+    description="Reject a proposal with a comment saying why (reviewers; never one's own). 409 if it is conflicting.",
 )
 class RevisionReject(_Decision):
+    extra_error_codes = (409,)
+
     def decide(self, revision, comment):
         return review_services.revision_reject(revision, user=self.request.user, comment=comment)
 
@@ -102,6 +105,6 @@ class RevisionRebase(AtlasViewMixin, generics.GenericAPIView):
     pagination_class = None
 
     def post(self, request, pk: int):
-        revision = get_object_or_404(Revision, pk=pk)
+        revision = get_object_or_404(_revisions(request.user), pk=pk)
         revision = review_services.revision_rebase(revision, user=request.user)
-        return Response(RevisionSerializer(_revisions().get(pk=revision.pk)).data)
+        return Response(RevisionSerializer(_revisions(request.user).get(pk=revision.pk)).data)

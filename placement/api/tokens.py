@@ -1,4 +1,4 @@
-"""API tokens: one per user, read-only unless a reviewer or admin grants writing.
+"""API tokens: one per user, read-only unless an admin grants writing.
 
 A token is created or rotated only from a logged-in session, so a leaked token cannot renew
 itself. The grant is a write, checked like every other one with `services.access.require`.
@@ -63,8 +63,8 @@ class TokenView(AtlasViewMixin, generics.GenericAPIView):
 @extend_schema(
     request=TokenGrantSerializer,
     responses={200: TokenGrantResultSerializer},
-    description="Grant or withdraw writing for a user's token (reviewers and admins). Roles still apply: "
-    "a reader's token cannot propose even with the grant.",
+    description="Grant or withdraw writing for another user's token (admins only; nobody grants their own). "
+    "Every grant is in the audit history. Roles still apply: a reader's token cannot propose even with the grant.",
 )
 class TokenGrantView(AtlasViewMixin, generics.GenericAPIView):
     serializer_class = TokenGrantSerializer

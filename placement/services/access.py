@@ -70,18 +70,40 @@ def token_rotate(*, user):
     return Token.objects.create(user=user)
 
 
+def can_grant(user) -> bool:
+    """Only admins decide whether a token may write: a reviewer holding a write-enabled token must
+    not be able to widen its own or anyone else's access."""
+    return bool(user is not None and user.is_authenticated and user.is_active and user.is_superuser)
+
+
 @transaction.atomic
 def token_grant(*, user, username: str, can_write: bool):
-    """Reviewers and admins decide whether a user's token may write."""
+    """An admin grants or withdraws writing for another user's token; each grant is recorded in the
+    audit history (Django's admin log, on the user's ApiAccess row)."""
+    from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
+
     from placement.models import ApiAccess
 
-    require(user, "review")
+    if not can_grant(user):
+        raise PermissionDenied("only admins grant API tokens writing")
     target = get_user_model().objects.filter(username=username).first()
     if target is None:
         raise ValidationError({"username": [f"No user {username!r}."]})
-    access, _ = ApiAccess.objects.get_or_create(user=target)
+    if target.pk == user.pk:
+        raise PermissionDenied("nobody grants their own token: ask another admin")
+    access, created = ApiAccess.objects.select_for_update().get_or_create(user=target)
+    before = access.token_can_write
     access.token_can_write = can_write
     access.granted_by = user
     access.granted_at = timezone.now()
     access.save()
+    LogEntry.objects.log_actions(
+        user.pk,
+        ApiAccess.objects.filter(pk=access.pk),
+        ADDITION if created else CHANGE,
+        f"token writing {'granted' if can_write else 'withdrawn'} for {target.username} "
+        f"(was {'write' if before else 'read-only'})",
+        single_object=True,
+    )
     return access
+

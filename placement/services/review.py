@@ -110,6 +110,9 @@ def _check_reviewer(revision: Revision, user) -> None:
     require(user, "review")
     if revision.author_id == user.pk:
         raise PermissionDenied("nobody may review their own proposal")
+    if revision.status == Revision.CONFLICTING:
+        # The documented answer for a review conflict (409 in the API), not an input error.
+        raise ProposalConflict(f"{revision.project.slug} moved since this proposal was made; rebase it first")
     if revision.status != Revision.PROPOSED:
         raise ValidationError({"status": [f"Only a proposed revision can be reviewed; this one is {revision.status}."]})
 

@@ -12,6 +12,7 @@ from placement.forms import ProjectForm
 from placement.models import Project, Revision
 from placement.schemas import ProjectDocument
 from placement.services import review as review_services
+from placement.selectors.review import revisions_visible_to
 from placement.services.access import can
 from placement.views.catalog import project_form
 from placement.views.common import action_required, apply_service_errors, read_required, render_page_or_fragment
@@ -20,12 +21,13 @@ from placement.views.common import action_required, apply_service_errors, read_r
 @read_required
 def review_queue(request):
     status = request.GET.get("status", Revision.PROPOSED)
-    revisions = Revision.objects.select_related("project", "author").order_by("created_at")
+    visible = revisions_visible_to(request.user)
+    revisions = visible.select_related("project", "author").order_by("created_at")
     if status != "all":
         revisions = revisions.filter(status=status)
     if request.GET.get("project"):
         revisions = revisions.filter(project__slug=request.GET["project"])
-    counts = dict(Revision.objects.values_list("status").annotate(n=Count("id")))
+    counts = dict(visible.values_list("status").annotate(n=Count("id")))
     context = {
         "revisions": list(revisions[:200]),
         "status": status,
@@ -36,10 +38,11 @@ def review_queue(request):
 
 @read_required
 def revision_detail(request, pk: int):
-    revision = get_object_or_404(Revision.objects.select_related("project", "author", "reviewer"), pk=pk)
+    visible = revisions_visible_to(request.user)
+    revision = get_object_or_404(visible.select_related("project", "author", "reviewer"), pk=pk)
     against = None
     if request.GET.get("against"):
-        against = get_object_or_404(Revision, pk=request.GET["against"], project=revision.project)
+        against = get_object_or_404(visible, pk=request.GET["against"], project=revision.project)
     context = {
         "revision": revision,
         "project": revision.project,
@@ -52,7 +55,7 @@ def revision_detail(request, pk: int):
 
 
 def _decide(request, pk: int, decision):
-    revision = get_object_or_404(Revision, pk=pk)
+    revision = get_object_or_404(revisions_visible_to(request.user), pk=pk)
     try:
         decision(revision, user=request.user, comment=request.POST.get("comment", ""))
     except review_services.ProposalConflict as exc:
@@ -79,7 +82,7 @@ def revision_reject(request, pk: int):
 @require_POST
 @action_required("propose")
 def revision_rebase(request, pk: int):
-    revision = get_object_or_404(Revision, pk=pk)
+    revision = get_object_or_404(revisions_visible_to(request.user), pk=pk)
     try:
         review_services.revision_rebase(revision, user=request.user)
         messages.success(request, "Rebased on the current version; it is in the review queue again.")
@@ -90,7 +93,7 @@ def revision_rebase(request, pk: int):
 
 @action_required("propose")
 def revision_edit(request, pk: int):
-    revision = get_object_or_404(Revision.objects.select_related("project"), pk=pk)
+    revision = get_object_or_404(revisions_visible_to(request.user).select_related("project"), pk=pk)
     if revision.author_id != request.user.pk:
         raise PermissionDenied
     if request.method == "POST":
@@ -120,7 +123,8 @@ def revision_edit(request, pk: int):
 @read_required
 def project_history(request, slug: str):
     project = get_object_or_404(Project, slug=slug)
-    revisions = list(project.revisions.select_related("author", "reviewer").order_by("-created_at", "-id"))
+    revisions = list(revisions_visible_to(request.user, project.revisions.select_related("author", "reviewer"))
+                     .order_by("-created_at", "-id"))
     accepted = [r for r in revisions if r.status == Revision.ACCEPTED]
     timeline = []
     for rev in accepted:
@@ -137,7 +141,7 @@ def project_history(request, slug: str):
 @require_POST
 @action_required("propose")
 def revision_restore(request, pk: int):
-    revision = get_object_or_404(Revision, pk=pk)
+    revision = get_object_or_404(revisions_visible_to(request.user), pk=pk)
     reason = request.POST.get("reason", "") or f"Restore revision {revision.number}"
     try:
         restored = review_services.revision_restore(revision, user=request.user, reason=reason)

@@ -111,7 +111,9 @@ def test_a_proposal_from_an_old_base_is_a_409_then_rebased_and_accepted(architec
     rev = session_client(reviewer)
     assert rev.post(f"/api/v1/revisions/{first['id']}/accept/", {}, format="json").status_code == 200
     # accepting marked the other open proposal conflicting: it must be rebased before review
-    assert_error_body(rev.post(f"/api/v1/revisions/{second['id']}/accept/", {}, format="json"), 400, "status")
+    body = assert_error_body(rev.post(f"/api/v1/revisions/{second['id']}/accept/", {}, format="json"), 409, "status")
+    assert "rebase" in body["detail"]
+    assert_error_body(rev.post(f"/api/v1/revisions/{second['id']}/reject/", {"comment": "no"}, format="json"), 409, "status")
     Revision.objects.filter(pk=second["id"]).update(status=Revision.PROPOSED)  # as if it slipped through
     assert_error_body(rev.post(f"/api/v1/revisions/{second['id']}/accept/", {}, format="json"), 409, "status")
     Revision.objects.filter(pk=second["id"]).update(status=Revision.CONFLICTING)

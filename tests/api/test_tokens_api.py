@@ -15,6 +15,7 @@ from placement.models import ApiAccess, Project, Revision, SimulationRun, Stack
 from placement.selectors.catalog import project_document
 from tests.api.conftest import assert_error_body, session_client, token_client
 from tests.api.test_evidence_api import SCENARIO
+from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -116,21 +117,59 @@ def test_a_token_cannot_mint_tokens_and_the_session_needs_its_csrf_token(archite
     assert not Token.objects.filter(user=architect).exclude(key=Token.objects.get(user=architect).key).exists()
 
 
-def test_reviewers_grant_writing_and_only_they_may(reviewer, architect):
-    assert_error_body(
-        session_client(architect).post("/api/v1/tokens/grants/", {"username": "arch", "can_write": True}, format="json"), 403
-    )
-    response = session_client(reviewer).post("/api/v1/tokens/grants/", {"username": "arch", "can_write": True}, format="json")
-    assert response.status_code == 200 and response.json()["granted_by"] == "rev"
+@pytest.fixture
+def admin_user(db):
+    return make_user("boss", is_superuser=True, is_staff=True)
+
+
+def _grant(client, username: str, can_write: bool = True):
+    return client.post("/api/v1/tokens/grants/", {"username": username, "can_write": can_write}, format="json")
+
+
+def test_admins_grant_writing(admin_user, architect):
+    response = _grant(session_client(admin_user), "arch")
+    assert response.status_code == 200 and response.json()["granted_by"] == "boss"
     assert ApiAccess.objects.get(user=architect).token_can_write is True
     assert token_client(architect).post("/api/v1/projects/kueue/revisions/", kueue_proposal(), format="json").status_code == 201
-    session_client(reviewer).post("/api/v1/tokens/grants/", {"username": "arch", "can_write": False}, format="json")
+    _grant(session_client(admin_user), "arch", False)
     assert_error_body(token_client(architect).post("/api/v1/projects/kueue/revisions/", kueue_proposal("x"), format="json"), 403)
-    assert_error_body(
-        session_client(reviewer).post("/api/v1/tokens/grants/", {"username": "nobody", "can_write": True}, format="json"),
-        400,
-        "username",
-    )
+    assert_error_body(_grant(session_client(admin_user), "nobody"), 400, "username")
+
+
+@pytest.mark.parametrize("via", ["session", "write token"])
+def test_a_reviewer_cannot_grant_its_own_token_or_change_anyones_grant(reviewer, architect, admin_user, via):
+    client = session_client(reviewer) if via == "session" else token_client(reviewer, can_write=True)
+    ApiAccess.objects.update_or_create(user=architect, defaults={"token_can_write": True})
+    before = ApiAccess.objects.filter(user=reviewer).first()
+    assert_error_body(_grant(client, "rev"), 403)
+    assert_error_body(_grant(client, "arch", False), 403)
+    assert_error_body(_grant(client, "boss"), 403)
+    assert ApiAccess.objects.get(user=architect).token_can_write is True
+    assert (ApiAccess.objects.filter(user=reviewer).first() or before) == before
+    assert not ApiAccess.objects.filter(user=admin_user).exists()
+    assert_error_body(_grant(session_client(architect), "arch"), 403)
+
+
+def test_nobody_grants_their_own_token_not_even_an_admin(admin_user):
+    body = assert_error_body(_grant(session_client(admin_user), "boss"), 403)
+    assert "own token" in body["detail"]
+    assert not ApiAccess.objects.filter(user=admin_user).exists()
+
+
+def test_every_grant_is_in_the_audit_history(admin_user, architect, reader):
+    from placement.selectors.access import grant_history
+
+    admin = session_client(admin_user)
+    _grant(admin, "arch")
+    _grant(admin, "rita")
+    _grant(admin, "arch", False)
+    history = list(grant_history())
+    assert [(e.user.username, e.get_change_message()) for e in history] == [
+        ("boss", "token writing withdrawn for arch (was write)"),
+        ("boss", "token writing granted for rita (was read-only)"),
+        ("boss", "token writing granted for arch (was read-only)"),
+    ]
+    assert len(grant_history(username="arch")) == 2
 
 
 def test_anonymous_writes_are_401(api):

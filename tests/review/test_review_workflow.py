@@ -69,7 +69,7 @@ def test_second_proposal_from_the_same_base_becomes_conflicting_and_must_be_reba
     review.revision_accept(first, user=reviewer)
     second.refresh_from_db()
     assert second.status == Revision.CONFLICTING
-    with pytest.raises(ValidationError):
+    with pytest.raises(review.ProposalConflict):
         review.revision_accept(second, user=reviewer)
     review.revision_rebase(second, user=other_architect)
     second.refresh_from_db()
