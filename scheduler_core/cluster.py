@@ -153,7 +153,25 @@ class Gpu:
 class Node:
     """One Kubernetes node with its GPUs and its view as the scheduler sees it."""
 
-    def __init__(self, name: str, group: str, index: int, rack: int, spec: GpuSpec, gpus: int, link: str,
+    def set_nics(self, count: int, gbs: float | None, numa: str | int) -> None:
+        """Place ``count`` NICs: per NUMA node (or all on socket ``numa``), each NIC local to an even
+        share of that socket's GPUs (same PCIe switch), as in DGX-class servers."""
+        self.nic_gbs = gbs
+        sockets = list(range(self.numa_nodes)) if numa == "spread" else [int(numa)]
+        per_socket = [count * (k + 1) // len(sockets) - count * k // len(sockets) for k in range(len(sockets))]
+        local: list[frozenset[int]] = []
+        for sock, m in zip(sockets, per_socket):
+            gpus = [g.index for g in self.gpus if g.numa == sock]
+            for t in range(m):
+                if not gpus:
+                    local.append(frozenset())
+                elif m <= len(gpus):
+                    local.append(frozenset(gpus[t * len(gpus) // m:(t + 1) * len(gpus) // m]))
+                else:
+                    local.append(frozenset([gpus[t * len(gpus) // m]]))
+        self.nic_gpus = local
+
+    def __init__(self, name: str, group: str, index: int, rack: str, spec: GpuSpec, gpus: int, link: str,
                  numa_nodes: int, data_plane: "DataPlane", mig_layouts: dict[int, migmod.MigLayout | None]) -> None:
         self.name = name
         self.group = group
@@ -170,6 +188,8 @@ class Node:
             if i in mig_layouts:
                 g.mig_enabled = True
                 g.layout = mig_layouts[i]
+        self.nic_gpus: list[frozenset[int]] = [frozenset([i]) for i in range(gpus)]  # GPUs local to each NIC
+        self.nic_gbs: float | None = None  # GB/s per NIC; None: the inter_node_bandwidth_gbs parameter
         self.up = True
         self.plugin_ready = True
         self.cordoned = False

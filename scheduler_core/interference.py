@@ -28,6 +28,7 @@ thread share).  The models follow domain-facts.md §7.2 "modeling guidance":
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -85,13 +86,38 @@ def speed_in(ctx: "DeviceContext", pod: "Pod", params: "ModelParameters") -> flo
     return s * (1.0 - params.timeslice_switch_overhead * min(1.0, others))
 
 
+def node_uplink(node, gpus: set[int], params: "ModelParameters") -> float:
+    """GB/s the job's GPUs on ``node`` push off the node in a ring all-reduce.
+
+    NCCL runs one channel per NIC; each GPU uses the NICs on its own PCIe switch (shared with the
+    job's other GPUs there).  A GPU with no local NIC reaches all of them through the socket
+    interconnect (x ``cross_numa_factor``).  Every GPU carries the same share of the ring, so the
+    node's uplink is the number of the job's GPUs times the smallest per-GPU share."""
+    per_nic = node.nic_gbs if node.nic_gbs is not None else params.inter_node_bandwidth_gbs
+    users = [len(loc & gpus) for loc in node.nic_gpus]
+    worst = math.inf
+    for g in gpus:
+        mine = [t for t, loc in enumerate(node.nic_gpus) if g in loc]
+        if mine:
+            share = sum(per_nic / users[t] for t in mine)
+        else:
+            share = len(node.nic_gpus) * per_nic * params.cross_numa_factor / len(gpus)
+        worst = min(worst, share)
+    return len(gpus) * worst
+
+
 def _bottleneck(ctxs: list["DeviceContext"], params: "ModelParameters") -> float:
     nodes = {c.node.name: c.node for c in ctxs}
     ref = params.nvswitch_bandwidth_gbs
     if len(nodes) > 1:
-        bw = params.inter_node_bandwidth_gbs
-        if len({(n.group, n.rack) for n in nodes.values()}) > 1:
-            bw *= params.inter_rack_factor
+        # A ring enters and leaves every node: bound by the slowest node uplink.
+        used: dict[str, set[int]] = {}
+        for c in ctxs:
+            used.setdefault(c.node.name, set()).add(c.gpu.index)
+        bw = min(node_uplink(n, used[name], params) for name, n in nodes.items())
+        bw = min(bw, ref)
+        if len({n.rack for n in nodes.values()}) > 1:
+            bw *= params.inter_rack_factor  # the ring crosses the oversubscribed spine
         # Inside each node hops may also be PCIe; the ring is bound by its slowest hop.
         if any(n.link == "pcie" for n in nodes.values()):
             bw = min(bw, params.pcie_bandwidth_gbs)
@@ -115,7 +141,9 @@ def topology_factor(pod_contexts: list[list["DeviceContext"]], sensitivity: floa
     the step on NVSwitch) scales with NVSwitch bandwidth / the bottleneck
     bandwidth of the ring (ring all-reduce is bound by its slowest hop):
 
-    * several nodes: ``inter_node_bandwidth_gbs`` (x ``inter_rack_factor`` across racks);
+    * several nodes: the slowest node uplink - the NICs local to the job's GPUs there, each
+      ``nic_gbps`` (default ``inter_node_bandwidth_gbs``); no local NIC: all NICs x
+      ``cross_numa_factor`` - (x ``inter_rack_factor`` when the ring crosses racks);
     * one node, MIG instances: no CUDA IPC / NVLink between instances (§1.3), so PCIe via host;
     * one node, NVSwitch: ``nvswitch_bandwidth_gbs`` (the reference);
     * one node, PCIe: ``pcie_bandwidth_gbs`` (x ``cross_numa_factor`` across sockets).
@@ -128,7 +156,8 @@ def topology_factor(pod_contexts: list[list["DeviceContext"]], sensitivity: floa
     if sensitivity <= 0 or len(ctxs) <= 1:
         return 1.0
     ref = params.nvswitch_bandwidth_gbs
-    ideal_bw = ref if len(ctxs) <= node_gpus else params.inter_node_bandwidth_gbs
+    # Ideal beyond one node: whole nodes of one rack, one NIC per GPU (DGX A100 class).
+    ideal_bw = ref if len(ctxs) <= node_gpus else min(ref, node_gpus * params.inter_node_bandwidth_gbs)
     actual = (1.0 - sensitivity) + sensitivity * (ref / _bottleneck(ctxs, params))
     ideal = (1.0 - sensitivity) + sensitivity * (ref / ideal_bw)
     return actual / ideal

@@ -56,7 +56,21 @@ class NodeGroup(_Model):
     interconnect: Interconnect | None = Field(None, description="default: nvswitch for SXM4, pcie for PCIe cards")
     numa_nodes: int = Field(2, ge=1, le=8, description="GPUs are split evenly across NUMA nodes")
     racks: int = Field(1, ge=1, description="nodes are split into contiguous blocks over this many racks")
+    rack: str | None = Field(
+        None, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+        description="rack name (groups naming the same rack share it; default: the group's name, its own rack)")
+    nics: int | None = Field(
+        None, ge=1, le=32, description="RDMA NICs per node (default one per GPU, DGX A100 class)")
+    nic_gbps: float | None = Field(
+        None, gt=0, description="line rate of each NIC in Gb/s (default: inter_node_bandwidth_gbs x 8)")
+    nic_numa: Literal["spread"] | int = Field(
+        "spread", description="NICs split evenly over the NUMA nodes ('spread') or all on this one socket")
     mig: list[MigSetting] = Field(default_factory=list)
+
+    def rack_of(self, i: int) -> str:
+        """Rack name of node ``i``: contiguous blocks over ``racks``."""
+        base = self.rack or self.name
+        return base if self.racks == 1 else f"{base}-{i * self.racks // self.count}"
 
     @property
     def spec(self):
@@ -82,6 +96,12 @@ class NodeGroup(_Model):
             for i in idx:
                 out[i] = layout if layout is not None and layout.placements else None
         return out
+
+    @model_validator(mode="after")
+    def _check_nics(self) -> "NodeGroup":
+        if not isinstance(self.nic_numa, str) and not 0 <= self.nic_numa < self.numa_nodes:
+            raise ValueError(f"nic_numa: socket {self.nic_numa} does not exist (numa_nodes {self.numa_nodes})")
+        return self
 
     @model_validator(mode="after")
     def _check_mig(self) -> "NodeGroup":

@@ -58,9 +58,9 @@ class ClusterSimulation(BindingPhase, RunningPhase, TerminationPhase, MemoryPhas
             layouts = g.mig_layouts(self.params.driver_slot_choice)
             dp = scenario.stack.data_plane_for(g.name)
             for i, name in enumerate(g.node_names()):
-                rack = i * g.racks // g.count
-                node = Node(name, g.name, len(self.nodes), rack, g.spec, g.gpus_per_node, g.link, g.numa_nodes,
-                            dp, layouts)
+                node = Node(name, g.name, len(self.nodes), g.rack_of(i), g.spec, g.gpus_per_node, g.link,
+                            g.numa_nodes, dp, layouts)
+                node.set_nics(g.nics or g.gpus_per_node, g.nic_gbps / 8.0 if g.nic_gbps else None, g.nic_numa)
                 self.nodes.append(node)
                 self.node_by_name[name] = node
                 self.groups.setdefault(g.name, []).append(node)

@@ -67,7 +67,8 @@ def test_topology_factor_packed_vs_spread_vs_pcie():
     pcie = simulate(minimal(horizon="20h", workloads=[gang],
                             pool={"node_groups": [{"name": "p", "count": 1, "gpu": "A100-PCIE-80GB"}]}))
     assert workload(packed, "g").topology_factor == 1.0
-    # inter-node 25 GB/s vs NVSwitch 300: 0.5 + 0.5 * 12 = 6.5
-    assert abs(workload(spread, "g").topology_factor - 6.5) < 1e-6
+    # two workers per node, each with its own 25 GB/s NIC: 50 GB/s uplinks vs NVSwitch 300 -> 0.5 + 0.5 * 6
+    assert workload(spread, "g").nodes == ["dgx-0", "dgx-1", "dgx-2", "dgx-3"]
+    assert abs(workload(spread, "g").topology_factor - 3.5) < 1e-6
     # one PCIe node across two sockets: 32 GB/s * 0.5 -> 0.5 + 0.5 * 300/16
     assert abs(workload(pcie, "g").topology_factor - (0.5 + 0.5 * 300 / 16)) < 1e-6

@@ -64,9 +64,9 @@ class BindingPhase:
             return [(n, pods)]
         if level == "node":
             return None
-        racks: dict[tuple[str, int], list] = {}
+        racks: dict[str, list] = {}
         for n, k in fits:
-            racks.setdefault((n.group, n.rack), []).append((n, k))
+            racks.setdefault(n.rack, []).append((n, k))
         rack_fit = [(key, members) for key, members in racks.items() if sum(k for _, k in members) >= pods]
         if rack_fit:
             _, members = min(rack_fit, key=lambda x: (sum(k for _, k in x[1]), x[0]))
