@@ -33,6 +33,7 @@ urlpatterns = [
     path("sweeps/<int:pk>/", evidence.sweep_detail, name="sweep-detail"),
     path("runs/<int:pk>/", evidence.run_detail, name="run-detail"),
     path("runs/<int:pk>/progress/", evidence.run_progress, name="run-progress"),
+    path("runs/<int:pk>/band/", evidence.run_band, name="run-band"),
     path("runs/<int:pk>/scenario.json", evidence.run_scenario_download, name="run-scenario"),
     path("assets/<str:name>", assets.vendored_asset, name="vendored-asset"),
 ]

@@ -166,3 +166,29 @@ def format_judgement(j: Judgement) -> str:
            if j.flips else "none flips the verdict"),
     ]
     return "\n".join(lines)
+
+
+def verdicts_for(scenario_stem: str) -> list[Verdict]:
+    """The verdicts a built-in scenario takes part in (as naive or right stack)."""
+    return [v for v in VERDICTS if scenario_stem in (v.naive, v.right)]
+
+
+def summary(j: Judgement) -> dict:
+    """A plain (cacheable, JSON-able) account of a judgement for pages and APIs."""
+    v = j.verdict
+
+    def est(e: U.Estimate) -> dict:
+        hw = e.half_width if math.isfinite(e.half_width) else None
+        return {"mean": e.mean, "half_width": hw, "n": e.n}
+
+    return {
+        "story": v.story, "naive": v.naive, "right": v.right, "metric": v.metric,
+        "better": "lower" if v.lower_is_better else "higher", "seeds": j.seeds,
+        "naive_estimate": est(j.naive), "right_estimate": est(j.right), "improvement": est(j.improvement),
+        "random": j.random_elements, "holds_over_seeds": j.holds_over_seeds, "holds": j.holds,
+        "base_improvement": j.base_improvement,
+        "band": [{"parameter": r.parameter, "factor": r.factor, "improvement": r.improvement, "holds": r.holds}
+                 for r in j.band],
+        "checked": j.band_checked,
+        "flips": [{"parameter": r.parameter, "factor": r.factor, "improvement": r.improvement} for r in j.flips],
+    }

@@ -82,7 +82,23 @@ def sweep_summary(sweep: Sweep) -> dict:
         for name in sorted({k for f in flat for k in f}):
             table.setdefault(name, {})[stack.pk] = confidence_interval([f[name] for f in flat if name in f])
     done = all(r.is_finished for r in runs) and bool(runs)
-    return {"stacks": stacks, "status": status, "metrics": table, "done": done, "total": len(runs)}
+    return {"stacks": stacks, "status": status, "metrics": table, "done": done, "total": len(runs),
+            "random": (rnd := scenario_random_elements(sweep.scenario_name)), "deterministic": rnd == []}
+
+
+def scenario_random_elements(scenario_name: str) -> list[str] | None:
+    """What a built-in scenario draws from its seed ([] = nothing: every seed gives the same run;
+    None = unknown scenario)."""
+    from scheduler_core.scenario import ScenarioError, parse_scenario
+    from scheduler_core.uncertainty import random_elements
+
+    doc = builtin_scenario_document(scenario_name)
+    if doc is None:
+        return None
+    try:
+        return random_elements(parse_scenario(doc))
+    except ScenarioError:
+        return None
 
 
 def side_by_side(runs: list[SimulationRun]) -> dict[str, list[float | None]]:
@@ -113,3 +129,26 @@ def run_timeline(run: SimulationRun, kind: str = "") -> RunTimeline:
     return RunTimeline(kinds=sorted(by_kind.items()), kind=kind, entries=entries,
                        left_out=int(events.get("left_out") or 0), pending=list(pending.get("by_reason") or []),
                        waiting=int(pending.get("waiting") or 0))
+
+
+def story_verdicts(scenario_name: str) -> list[dict]:
+    """The naive-vs-right verdicts a built-in scenario takes part in, each with its 95% interval over
+    10 seeds and its sensitivity band.  About 60 short simulations per verdict, so cached per
+    scenario file contents."""
+    import hashlib
+
+    from django.core.cache import cache
+
+    from scheduler_core.stories import judge, summary, verdicts_for
+
+    out = []
+    for v in verdicts_for(scenario_name):
+        texts = [(SCENARIO_DIR / f"{stem}.yaml").read_bytes() for stem in (v.naive, v.right)]
+        digest = hashlib.sha256(b"\0".join(texts) + v.metric.encode()).hexdigest()[:24]
+        key = f"story-verdict:v1:{digest}"
+        found = cache.get(key)
+        if found is None:
+            found = summary(judge(v, n_seeds=10))
+            cache.set(key, found, 24 * 3600)
+        out.append(found)
+    return out

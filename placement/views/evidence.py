@@ -15,7 +15,13 @@ from django.views.decorators.http import require_POST
 
 from placement.charts import comparison_charts, run_charts
 from placement.models import SimulationRun, Stack, Sweep
-from placement.selectors.evidence import builtin_scenarios, run_timeline, side_by_side, sweep_summary
+from placement.selectors.evidence import (
+    builtin_scenarios,
+    run_timeline,
+    side_by_side,
+    story_verdicts,
+    sweep_summary,
+)
 from placement.services import evidence as evidence_services
 from placement.views.common import action_required, read_required
 
@@ -186,3 +192,10 @@ def run_scenario_download(request, pk: int):
     response = HttpResponse(json.dumps(run.scenario, indent=2), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-scenario.json"'
     return response
+
+
+@read_required
+def run_band(request, pk: int):
+    """htmx fragment: the verdicts this run's scenario takes part in, over seeds and under the band."""
+    run = get_object_or_404(SimulationRun, pk=pk)
+    return render(request, "placement/_run_band.html", {"run": run, "verdicts": story_verdicts(run.scenario_name)})
