@@ -21,6 +21,7 @@ from placement.schemas import (
     ENFORCEMENT_POINT_LABELS,
     RESOURCE_UNIT_LABELS,
     CatalogVocabulary,
+    CncfStatus,
     EnforcementPoint,
     Kind,
     ProjectDocument,
@@ -97,6 +98,21 @@ class ProjectForm(forms.Form):
     )
     bundles = forms.MultipleChoiceField(required=False, label="Bundles projects")
     conflicts_with = forms.MultipleChoiceField(required=False, label="Conflicts with projects")
+    # Landscape metadata (placement.landscape); leave every landscape field empty to omit it.
+    landscape_license = forms.CharField(required=False, label="License", help_text="SPDX identifier, e.g. Apache-2.0.")
+    landscape_repository = forms.CharField(required=False, label="Repository URL")
+    landscape_cncf_status = forms.ChoiceField(
+        required=False, label="CNCF status", choices=[("", "---")] + [(c.value, c.value) for c in CncfStatus]
+    )
+    landscape_vendor = forms.CharField(required=False, label="Vendor or maintainer")
+    landscape_release_version = forms.CharField(required=False, label="Latest release")
+    landscape_release_date = forms.CharField(required=False, label="Latest release date", help_text="YYYY-MM-DD")
+    landscape_kubernetes_versions = forms.CharField(required=False, label="Kubernetes versions needed")
+    landscape_archived = forms.BooleanField(required=False, label="Archived upstream")
+    landscape_as_of = forms.CharField(required=False, label="Landscape facts as of", help_text="YYYY-MM-DD")
+    landscape_evidence = forms.ChoiceField(
+        required=False, label="Landscape evidence grade", choices=[("", "---")] + [(t.value, t.value) for t in SourceTag]
+    )
     sources = forms.CharField(widget=TEXTAREA, help_text="One per line: title | url, or the chapter section for a book or reference note | tag (V, V-code, D, S, U).")
     reason = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 2}),
@@ -163,6 +179,16 @@ class ProjectForm(forms.Form):
             "sources": "\n".join(f"{s.title} | {s.url or s.section} | {s.tag.value if s.tag else ''}" for s in p.sources),
         }
         initial["primary_unit"] = p.resource_units[0].value
+        if p.landscape is not None:
+            meta = p.landscape
+            initial.update({
+                "landscape_license": meta.license, "landscape_repository": meta.repository,
+                "landscape_cncf_status": meta.cncf_status.value, "landscape_vendor": meta.vendor,
+                "landscape_release_version": meta.latest_release.version,
+                "landscape_release_date": meta.latest_release.date.isoformat(),
+                "landscape_kubernetes_versions": meta.kubernetes_versions, "landscape_archived": meta.archived,
+                "landscape_as_of": meta.as_of.isoformat(), "landscape_evidence": meta.evidence.value,
+            })
         for map_slug, placed in p.maps.items():
             initial[f"map_{map_slug}_primary"] = placed.primary
             initial[f"map_{map_slug}_secondary"] = list(placed.secondary)
@@ -230,8 +256,24 @@ class ProjectForm(forms.Form):
                 "bundles": self._ordered(data, "bundles"),
                 "conflicts_with": self._ordered(data, "conflicts_with"),
                 "sources": sources,
+                **self._landscape(data),
             },
         }
+
+    _LANDSCAPE_TEXT = ("license", "repository", "cncf_status", "vendor", "release_version", "release_date",
+                       "kubernetes_versions", "as_of", "evidence")
+
+    def _landscape(self, data: dict[str, Any]) -> dict[str, Any]:
+        values = {k: (data.get(f"landscape_{k}") or "").strip() for k in self._LANDSCAPE_TEXT}
+        if not any(values.values()):
+            return {}
+        return {"landscape": {
+            "license": values["license"], "repository": values["repository"], "cncf_status": values["cncf_status"],
+            "vendor": values["vendor"],
+            "latest_release": {"version": values["release_version"], "date": values["release_date"]},
+            "kubernetes_versions": values["kubernetes_versions"], "archived": bool(data.get("landscape_archived")),
+            "as_of": values["as_of"], "evidence": values["evidence"],
+        }}
 
     # --- pydantic error -> form field --------------------------------------------------------------
 
@@ -247,6 +289,9 @@ class ProjectForm(forms.Form):
         head = rest[0]
         if head in ("costs", "dependencies") and len(rest) > 1:
             return str(rest[1]), (f"line {rest[2] + 1}: " if len(rest) > 2 and isinstance(rest[2], int) else "")
+        if head == "landscape" and len(rest) > 1:
+            name = "release_" + str(rest[2]) if rest[1] == "latest_release" and len(rest) > 2 else str(rest[1])
+            return (f"landscape_{name}" if f"landscape_{name}" in self.fields else None), ""
         if head == "maps" and len(rest) > 1:
             for map_slug, primary, secondary in self.map_fields:
                 if rest[1] == map_slug:

@@ -11,6 +11,7 @@ built-in fixtures when no context is given.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import re
 from enum import StrEnum
@@ -130,6 +131,32 @@ class Source(_Strict):
         return self
 
 
+class CncfStatus(StrEnum):
+    SANDBOX = "sandbox"
+    INCUBATING = "incubating"
+    GRADUATED = "graduated"
+    NONE = "none"  # not a CNCF project (vendor product, other foundation, Kubernetes itself is "graduated")
+
+
+class Release(_Strict):
+    version: ShortText
+    date: dt.date
+
+
+class Landscape(_Strict):
+    """Landscape metadata of an entry, true as of `as_of` (lint_catalog flags entries past their review age)."""
+
+    license: ShortText = Field(description="SPDX identifier, or 'Proprietary' / 'NVIDIA EULA' for closed software and hardware features")
+    repository: Annotated[str, StringConstraints(pattern=r"^https?://\S+$", max_length=500)]
+    cncf_status: CncfStatus
+    vendor: ShortText = Field(description="who maintains it: a company, a foundation SIG or a community")
+    latest_release: Release = Field(description="newest release known on the as_of date")
+    kubernetes_versions: ShortText = Field(description="the Kubernetes versions it needs, e.g. '>= 1.32'")
+    archived: bool = Field(False, description="no longer maintained upstream; hidden from the map unless asked for")
+    as_of: dt.date = Field(description="the date of the evidence these facts come from")
+    evidence: SourceTag = Field(description="grade of these facts: V read upstream, D derived from a stored snapshot, U recalled")
+
+
 class Costs(_Strict):
     """Key costs (seeds/002): overhead, reconfiguration, intrusiveness, compatibility."""
 
@@ -198,6 +225,7 @@ class Placement(_Strict):
     bundles: list[Slug] = Field(default_factory=list, description="catalog projects it ships or embeds")
     conflicts_with: list[Slug] = Field(default_factory=list)
     sources: list[Source] = Field(min_length=1)
+    landscape: Landscape | None = Field(None, description="landscape metadata; required of every shipped entry by lint_catalog")
 
     @field_validator("resource_units", "enforcement_points", "capabilities", "denied_capabilities", "bundles", "conflicts_with")
     @classmethod

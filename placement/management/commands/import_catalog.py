@@ -3,6 +3,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from placement.catalog_lint import lint_catalog_dir
 from placement.services.catalog import CatalogInvalid, catalog_import
 
 
@@ -14,6 +15,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, directory, **options):
         try:
+            # The whole-catalog checks (lint_catalog) run before anything is written, like the schema.
+            errors = lint_catalog_dir(Path(directory))
+            if errors:
+                raise CatalogInvalid(errors)
             projects = catalog_import(Path(directory))
         except CatalogInvalid as exc:
             for error in exc.errors:
