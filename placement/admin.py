@@ -62,3 +62,26 @@ class RevisionAdmin(ReadOnlyAdmin):
     list_display = ["project", "number", "status", "author", "reviewer", "created_at"]
     list_filter = ["status"]
     search_fields = ["project__slug", "reason"]
+
+
+# --- decisions and webhooks ---------------------------------------------------------------------
+# Decision records change only through their review (placement.services.decisions); webhooks are
+# the admins' to manage, and their delivery log is read-only.
+from placement.models import DecisionRecord, Webhook, WebhookDelivery  # noqa: E402
+
+
+@admin.register(DecisionRecord)
+class DecisionRecordAdmin(ReadOnlyAdmin):
+    list_display = ["pk", "title", "status", "author", "reviewer", "decided_at"]
+    list_filter = ["status"]
+
+
+@admin.register(Webhook)
+class WebhookAdmin(SuperuserOnlyWrites):
+    list_display = ["name", "url", "events", "active", "created_at"]
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ReadOnlyAdmin):
+    list_display = ["pk", "webhook", "event", "status", "attempts", "response_code", "last_error", "created_at"]
+    list_filter = ["status", "event"]

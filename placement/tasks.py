@@ -7,7 +7,7 @@ worker that vanished without the broker noticing.
 
 from celery import shared_task
 
-from placement.services import evidence
+from placement.services import evidence, webhooks
 
 
 @shared_task(name="placement.execute_simulation", acks_late=True, reject_on_worker_lost=True)
@@ -18,3 +18,12 @@ def execute_simulation(run_id: int) -> str:
 @shared_task(name="placement.fail_stale_runs")
 def fail_stale_runs() -> dict:
     return {**evidence.simulation_fail_stale(), **{f"queued_{k}": v for k, v in evidence.simulation_recover_queued().items()}}
+
+
+@shared_task(name="placement.deliver_webhook", bind=True, acks_late=True)
+def deliver_webhook(self, delivery_id: int) -> str:
+    status, delay = webhooks.webhook_deliver(delivery_id)
+    if status == webhooks.RETRY and not self.request.is_eager:
+        # Eager mode (tests, no broker) leaves the retry to the sweeper instead of recursing now.
+        self.apply_async(args=[delivery_id], countdown=delay)
+    return status

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from placement.views import assets, catalog, evidence, layer_map, review, stacks
+from placement.views import assets, catalog, decisions, evidence, layer_map, review, stacks
 
 urlpatterns = [
     path("", catalog.home, name="home"),
@@ -35,5 +35,14 @@ urlpatterns = [
     path("runs/<int:pk>/progress/", evidence.run_progress, name="run-progress"),
     path("runs/<int:pk>/band/", evidence.run_band, name="run-band"),
     path("runs/<int:pk>/scenario.json", evidence.run_scenario_download, name="run-scenario"),
+    path("decisions/", decisions.decision_list, name="decision-list"),
+    path("decisions/new/", decisions.decision_create, name="decision-create"),
+    path("decisions/<int:pk>/", decisions.decision_detail, name="decision-detail"),
+    path("decisions/<int:pk>/accept/", decisions.decision_accept, name="decision-accept"),
+    path("decisions/<int:pk>/reject/", decisions.decision_reject, name="decision-reject"),
+    path("decisions/<int:pk>/rerun/", decisions.decision_rerun, name="decision-rerun"),
+    path("radar/", decisions.radar, name="radar"),
+    path("radar.json", decisions.radar_json, name="radar-json"),
+    path("feed/atom/", decisions.AtlasFeed(), name="feed-atom"),
     path("assets/<str:name>", assets.vendored_asset, name="vendored-asset"),
 ]

@@ -1,7 +1,7 @@
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from placement.api import catalog, evidence, review, rules, tokens
+from placement.api import catalog, decisions, evidence, review, rules, tokens
 from placement.api.docs import OfflineRedocView
 from placement.api.errors import api_not_found
 from placement.api.root import ApiRoot
@@ -37,6 +37,15 @@ v1 = [
     path("stacks/<int:pk>/evidence/", evidence.StackEvidence.as_view(), name="api-stack-evidence"),
     path("simulations/", evidence.SimulationList.as_view(), name="api-simulation-list"),
     path("simulations/<int:pk>/", evidence.SimulationDetail.as_view(), name="api-simulation-detail"),
+    # decision records, radar, webhooks
+    path("decisions/", decisions.DecisionList.as_view(), name="api-decision-list"),
+    path("decisions/<int:pk>/", decisions.DecisionDetail.as_view(), name="api-decision-detail"),
+    path("decisions/<int:pk>/accept/", decisions.DecisionAccept.as_view(), name="api-decision-accept"),
+    path("decisions/<int:pk>/reject/", decisions.DecisionReject.as_view(), name="api-decision-reject"),
+    path("decisions/<int:pk>/rerun/", decisions.DecisionRerun.as_view(), name="api-decision-rerun"),
+    path("radar/", decisions.RadarView.as_view(), name="api-radar"),
+    path("webhooks/", decisions.WebhookList.as_view(), name="api-webhook-list"),
+    path("webhooks/<int:pk>/deliveries/", decisions.WebhookDeliveries.as_view(), name="api-webhook-deliveries"),
     # tokens
     path("tokens/", tokens.TokenView.as_view(), name="api-token"),
     path("tokens/grants/", tokens.TokenGrantView.as_view(), name="api-token-grant"),

@@ -1,17 +1,23 @@
 from placement.models.catalog import Capability, Layer, Map, Project, ProjectFacet, ProjectLayer
+from placement.models.decisions import DecisionEvent, DecisionRecord, ProjectRing, Webhook, WebhookDelivery
 from placement.models.review import Revision
 from placement.models.stacks import ApiAccess, SimulationRun, Stack, Sweep
 
 __all__ = [
     "ApiAccess",
     "Capability",
+    "DecisionEvent",
+    "DecisionRecord",
     "Layer",
     "Map",
     "Project",
     "ProjectFacet",
     "ProjectLayer",
+    "ProjectRing",
     "Revision",
     "SimulationRun",
     "Stack",
     "Sweep",
+    "Webhook",
+    "WebhookDelivery",
 ]

@@ -18,6 +18,7 @@ from django.utils import timezone
 from placement.models import SimulationRun, Stack, Sweep
 from placement.services.access import require
 from placement.services.stack_scenario import ScenarioInvalid, scenario_for_stack
+from scheduler_core.build import code_digest
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,8 @@ def _fingerprint(stack: Stack | None, scenario: dict, seed: int) -> str:
         "stack": stack.composition.get("slots") if stack else None,
         "scenario": scenario,
         "seed": seed,
+        # A changed simulator computes anew instead of returning what the old one stored.
+        "simulator": code_digest(),
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 

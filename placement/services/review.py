@@ -15,6 +15,7 @@ from placement.models import Project, Revision
 from placement.schemas import ProjectDocument
 from placement.selectors.catalog import project_document_data
 from placement.services import catalog as catalog_services
+from placement.services import webhooks
 from placement.services.access import require
 
 
@@ -147,6 +148,10 @@ def _accept(revision: Revision, user, comment: str) -> tuple[Revision, str]:
     Revision.objects.filter(project=project, status__in=[Revision.PROPOSED, Revision.DRAFT]).exclude(
         pk=revision.pk
     ).filter(base_version__lt=project.version).update(status=Revision.CONFLICTING, updated_at=timezone.now())
+    webhooks.event_publish(
+        "catalog.changed",
+        {"project": project.slug, "version": project.version, "revision": revision.pk, "reason": revision.reason},
+    )
     return revision, ""
 
 

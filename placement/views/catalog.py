@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 
+from placement.decision_document import RING_ORDER
 from placement.filtersets import ProjectFilterSet
 from placement.forms import ProjectForm
 from placement.models import Project
@@ -17,6 +18,7 @@ from placement.selectors.catalog import (
     project_document,
     project_list_queryset,
 )
+from placement.selectors.decisions import project_ring, ring_by_project_id
 from placement.services import review as review_services
 from placement.views.common import action_required, apply_service_errors, read_required, render_page_or_fragment
 
@@ -24,7 +26,19 @@ from placement.views.common import action_required, apply_service_errors, read_r
 @read_required
 def home(request):
     columns, rows = layer_map_grid()
-    return render(request, "placement/home.html", {"columns": columns, "rows": rows, "pending": pending_project_ids()})
+    rings = ring_by_project_id()
+    ring = request.GET.get("ring", "")
+    if ring in RING_ORDER:
+        # The radar's ring filter on the map: only the projects the organisation put in that ring.
+        for row in rows:
+            for cell in row.cells:
+                cell.primary = [p for p in cell.primary if rings.get(p.pk) == ring]
+                cell.secondary = [p for p in cell.secondary if rings.get(p.pk) == ring]
+    else:
+        ring = ""
+    context = {"columns": columns, "rows": rows, "pending": pending_project_ids(), "rings": rings,
+               "ring": ring, "ring_choices": RING_ORDER}
+    return render(request, "placement/home.html", context)
 
 
 @read_required
@@ -63,6 +77,7 @@ def project_detail(request, slug: str):
             "unit_labels": {u.value: RESOURCE_UNIT_LABELS[u] for u in RESOURCE_UNIT_LABELS},
             "enforcement_labels": {e.value: ENFORCEMENT_POINT_LABELS[e] for e in ENFORCEMENT_POINT_LABELS},
             "capability_names": capability_names,
+            "ring": project_ring(project),
         },
     )
 

@@ -11,7 +11,7 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from placement.models import ApiAccess, Project, Revision, SimulationRun, Stack
+from placement.models import ApiAccess, DecisionRecord, Project, Revision, SimulationRun, Stack, Webhook
 from placement.selectors.catalog import project_document
 from tests.api.conftest import assert_error_body, session_client, token_client
 from tests.api.test_evidence_api import SCENARIO
@@ -38,8 +38,14 @@ def unsafe_operations() -> set[tuple[str, str]]:
     }
 
 
-def valid_write_requests(new_project_data, revision_id: int) -> dict[tuple[str, str], tuple[str, dict]]:
+def valid_write_requests(new_project_data, revision_id: int, decision_id: int = 0) -> dict[tuple[str, str], tuple[str, dict]]:
+    decision = {"title": "A decision", "options": [1], "reason": "why"}
     return {
+        ("POST", "/api/v1/decisions/"): ("/api/v1/decisions/", decision),
+        ("POST", "/api/v1/decisions/{id}/accept/"): (f"/api/v1/decisions/{decision_id}/accept/", {"comment": "ok"}),
+        ("POST", "/api/v1/decisions/{id}/reject/"): (f"/api/v1/decisions/{decision_id}/reject/", {"comment": "no"}),
+        ("POST", "/api/v1/decisions/{id}/rerun/"): (f"/api/v1/decisions/{decision_id}/rerun/", {}),
+        ("POST", "/api/v1/webhooks/"): ("/api/v1/webhooks/", {"name": "h", "url": "https://example.org/h", "events": ["catalog.changed"]}),
         ("POST", "/api/v1/projects/"): ("/api/v1/projects/", {**new_project_data, "reason": "new"}),
         ("POST", "/api/v1/projects/{slug}/revisions/"): ("/api/v1/projects/kueue/revisions/", kueue_proposal()),
         ("POST", "/api/v1/revisions/{id}/accept/"): (f"/api/v1/revisions/{revision_id}/accept/", {"comment": "ok"}),
@@ -60,6 +66,8 @@ def state() -> tuple:
         SimulationRun.objects.count(),
         list(ApiAccess.objects.values_list("user_id", "token_can_write")),
         list(Token.objects.values_list("key", flat=True)),
+        list(DecisionRecord.objects.values_list("pk", "status")),
+        Webhook.objects.count(),
     )
 
 
@@ -67,7 +75,8 @@ def state() -> tuple:
 def test_a_reader_token_cannot_write_through_any_endpoint(reader, architect, new_project_data, granted):
     revision_id = session_client(architect).post("/api/v1/projects/kueue/revisions/", kueue_proposal(), format="json").json()["id"]
     client = token_client(reader, can_write=granted)
-    requests = valid_write_requests(new_project_data, revision_id)
+    decision_id = DecisionRecord.objects.create(title="Pool training", reason="board", author=architect).pk
+    requests = valid_write_requests(new_project_data, revision_id, decision_id)
     assert set(requests) == unsafe_operations(), "a new write endpoint needs a case here"
     before = state()
     for (method, _), (url, body) in requests.items():

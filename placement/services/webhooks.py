@@ -1,0 +1,161 @@
+"""Outgoing webhooks: an outbox row per (event, webhook) written in the same transaction as the
+change, a signed POST per attempt, exponential backoff, then failed with the reason.
+
+Signature (as GitHub's): `X-Atlas-Signature-256: sha256=<hex HMAC-SHA256 of the body with the
+webhook's secret>`, plus `X-Atlas-Event` and `X-Atlas-Delivery` headers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import urllib.error
+import urllib.request
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.validators import URLValidator
+from django.db import transaction
+from django.utils import timezone
+
+from placement.models import Webhook, WebhookDelivery
+
+RETRY = "retry"
+
+
+def _max_attempts() -> int:
+    return int(getattr(settings, "ATLAS_WEBHOOK_MAX_ATTEMPTS", 6))
+
+
+def _timeout() -> float:
+    return float(getattr(settings, "ATLAS_WEBHOOK_TIMEOUT_SECONDS", 5))
+
+
+def backoff_seconds(attempts: int) -> int:
+    """10 s, 30 s, 90 s, ... after the first, second, third failed attempt (capped at one hour)."""
+    return min(3600, 10 * 3 ** max(0, attempts - 1))
+
+
+def sign(secret: str, body: bytes) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def _require_admin(user) -> None:
+    if not (user and user.is_authenticated and user.is_superuser):
+        raise PermissionDenied("only admins manage webhooks")
+
+
+@transaction.atomic
+def webhook_create(*, user, name: str, url: str, events: list[str], secret: str = "") -> Webhook:
+    _require_admin(user)
+    errors: dict[str, list[str]] = {}
+    name = (name or "").strip()
+    if not name or len(name) > 200:
+        errors["name"] = ["A name of 1 to 200 characters."]
+    try:
+        URLValidator(schemes=["http", "https"])(url or "")
+        if len(url) > 500:
+            raise ValidationError("too long")
+    except ValidationError:
+        errors["url"] = ["An http(s) URL of at most 500 characters."]
+    unknown = [e for e in events or [] if e not in Webhook.EVENTS]
+    if not events or unknown:
+        errors["events"] = [f"Pick from {', '.join(Webhook.EVENTS)}" + (f"; unknown: {', '.join(map(str, unknown))}" if unknown else ".")]
+    if secret and not 16 <= len(secret) <= 128:
+        errors["secret"] = ["A secret of 16 to 128 characters, or leave it empty to get one."]
+    if errors:
+        raise ValidationError(errors)
+    return Webhook.objects.create(
+        name=name, url=url, events=list(dict.fromkeys(events)), secret=secret or secrets.token_hex(24), created_by=user
+    )
+
+
+def event_publish(event: str, payload: dict) -> list[int]:
+    """Queue `event` for every active webhook that subscribed. Call inside the writing transaction:
+    the outbox rows commit with the change, and the sends start only after the commit."""
+    body = {"event": event, "sent_at": timezone.now().isoformat(), "data": payload}
+    ids = [
+        WebhookDelivery.objects.create(webhook=hook, event=event, payload=body, next_attempt_at=timezone.now()).pk
+        for hook in Webhook.objects.filter(active=True)
+        if event in hook.events
+    ]
+    if ids:
+        transaction.on_commit(lambda: _enqueue(ids))
+    return ids
+
+
+def _enqueue(ids: list[int], countdown: int | None = None) -> None:
+    from placement.tasks import deliver_webhook
+
+    for pk in ids:
+        try:
+            deliver_webhook.apply_async(args=[pk], countdown=countdown)
+        except Exception:  # broker down: the outbox row stays pending; the sweeper sends it later
+            pass
+
+
+def webhook_deliver(delivery_id: int, *, now=None) -> tuple[str, int]:
+    """One attempt. Returns (status, seconds until the next attempt): delivered, failed, or retry."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        delivery = WebhookDelivery.objects.select_for_update().select_related("webhook").filter(pk=delivery_id).first()
+        if delivery is None or delivery.status != WebhookDelivery.PENDING:
+            return ("skipped", 0)
+        delivery.attempts += 1
+        # A lease: the sweeper leaves it alone while this attempt runs, and retries it if we die.
+        delivery.next_attempt_at = now + timedelta(seconds=4 * _timeout())
+        delivery.save(update_fields=["attempts", "next_attempt_at"])
+        hook = delivery.webhook
+        body = json.dumps(delivery.payload, sort_keys=True, separators=(",", ":")).encode()
+        attempts = delivery.attempts
+    request = urllib.request.Request(
+        hook.url,
+        data=body,
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "User-Agent": "gpu-placement-atlas-webhook",
+            "X-Atlas-Event": delivery.event,
+            "X-Atlas-Delivery": str(delivery.pk),
+            "X-Atlas-Signature-256": sign(hook.secret, body),
+        },
+    )
+    code, error = None, ""
+    try:
+        with urllib.request.urlopen(request, timeout=_timeout()) as response:  # noqa: S310 (admin-set http(s) URL)
+            code = response.status
+    except urllib.error.HTTPError as exc:
+        code, error = exc.code, f"HTTP {exc.code} {exc.reason}"
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        error = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
+    with transaction.atomic():
+        delivery = WebhookDelivery.objects.select_for_update().get(pk=delivery_id)
+        delivery.response_code = code
+        if code is not None and 200 <= code < 300:
+            delivery.status, delivery.delivered_at, delivery.last_error = WebhookDelivery.DELIVERED, timezone.now(), ""
+            delivery.save()
+            return (WebhookDelivery.DELIVERED, 0)
+        delivery.last_error = error or f"HTTP {code}"
+        if attempts >= _max_attempts():
+            delivery.status = WebhookDelivery.FAILED
+            delivery.last_error = f"gave up after {attempts} attempts: {delivery.last_error}"
+            delivery.save()
+            return (WebhookDelivery.FAILED, 0)
+        delay = backoff_seconds(attempts)
+        delivery.next_attempt_at = now + timedelta(seconds=delay)
+        delivery.save()
+        return (RETRY, delay)
+
+
+def webhook_redeliver_due(*, now=None) -> int:
+    """Send again what is pending and due (a retry whose message was lost, a broker that was down).
+    Called by the `sweep_stale_runs` command."""
+    now = now or timezone.now()
+    ids = list(
+        WebhookDelivery.objects.filter(status=WebhookDelivery.PENDING, next_attempt_at__lte=now).values_list("pk", flat=True)[:500]
+    )
+    _enqueue(ids)
+    return len(ids)
