@@ -128,7 +128,13 @@ def summary_table(r) -> str:
     def hours(s):
         return None if s is None else s / 3600.0
 
-    rows = [
+    import json
+
+    from scheduler_core.labels import headline
+
+    # The metrics that show each failure lead, failures first (marked with "!").
+    lead = [(("! " if failing else "  ") + label, value) for label, value, failing in headline(json.loads(r.to_json()))]
+    rows = lead + [
         ("scenario / stack", f"{r.scenario} / {r.stack} (seed {r.seed}, horizon {hours(r.horizon):.1f} h)"),
         ("jobs submitted / completed / failed", f"{r.jobs.submitted} / {r.jobs.completed} / {r.jobs.failed}"),
         ("queue wait mean / p95", f"{f(hours(r.jobs.queue_wait.mean), ' h')} / {f(hours(r.jobs.queue_wait.p95), ' h')}"),
@@ -143,7 +149,7 @@ def summary_table(r) -> str:
         ("gang partial-start GPU-hours", f(r.gangs.partial_start_gpu_hours)),
         ("topology factor max", f(r.gangs.topology_factor.max)),
         ("inference p50 / p99", f"{f(r.inference.p50_ms, ' ms', 1)} / "
-                                f"{f(r.inference.p99_ms, ' ms', 1) if r.inference.p99_ms is not None or not r.inference.requests else 'unbound (unserved requests)'}"),
+                                f"{f(r.inference.p99_ms, ' ms', 1) if r.inference.p99_ms is not None or not r.inference.requests else 'unbounded (overloaded)'}"),
         ("SLO violations / services missing SLO", f"{f(r.inference.slo_violation_fraction * 100, '%', 2)} / "
                                                   f"{r.inference.services_missing_slo}"),
         ("OOM kills (collateral) / max blast", f"{r.oom.kills} ({r.oom.collateral_kills}) / {r.oom.max_blast_radius}"),

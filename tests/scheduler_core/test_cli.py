@@ -58,3 +58,12 @@ def test_other_modules_can_register_subcommands(capsys):
         assert capsys.readouterr().out.strip() == "hello"
     finally:
         cli.REGISTRARS.remove(registrar)
+
+
+def test_cli_summary_leads_with_the_metric_that_shows_the_failure(capsys):
+    from scheduler_core.cli import main
+    from tests.scheduler_core.conftest import SCENARIOS
+
+    assert main(["run", str(SCENARIOS / "shared-card-oom-timeslicing.yaml"), "--quiet"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("! Collateral OOM kills") and first.rstrip().endswith("21")
