@@ -471,6 +471,8 @@ class TrainingWorkload(_Model):
     topology_sensitivity: float = Field(
         0.0, ge=0, lt=1, description="communication share of step time on NVSwitch (all-reduce bound part)")
     min_available: int | None = Field(None, ge=1, description="gang minMember; default = workers")
+    min_count: int | None = Field(None, ge=1, description="Kueue partial admission (podSet minCount): when all "
+                                  "workers do not fit the quota, admit as many as fit, at least this many")
     checkpoint_interval: Duration | None = None
     node_group: str | None = None
     unit: DeviceUnit = Field(default_factory=DeviceUnit)

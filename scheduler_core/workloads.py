@@ -95,6 +95,10 @@ class Workload:
         self.priority = spec.priority
         self.pods_total = pods_total
         self.min_member = min_member
+        self.full_count = pods_total  # what the workload asks for; Kueue partial admission may run fewer
+        self.full_min_member = min_member
+        self.min_count = getattr(spec, "min_count", None)
+        self.admit_count: int | None = None  # a partial count Kueue is considering
         self.request = request
         self.duration = duration
         self.tenant = tenant
@@ -140,7 +144,7 @@ class Workload:
     @property
     def gpus(self) -> float:
         """GPU units the whole workload asks for (quota/fairness accounting)."""
-        return self.request.gpu_units() * self.pods_total
+        return self.request.gpu_units() * self.full_count
 
     @property
     def bound(self) -> int:

@@ -133,6 +133,7 @@ class KueueAdmission:
 
     def requeue(self, wl: "Workload", delay: float) -> None:
         self._release(wl)
+        wl.pods_total, wl.min_member = wl.full_count, wl.full_min_member  # partial admission starts over
         wl.node_group = self.original_group.get(wl.uid, wl.node_group)
         if delay > 0:
             self.sim.schedule_in(delay, Priority.ARRIVAL, self._repush, wl)
@@ -155,7 +156,8 @@ class KueueAdmission:
     @staticmethod
     def _usage(wl: "Workload") -> dict[str, float]:
         per_pod = wl.request.quota_usage()
-        return {r: a * wl.pods_total for r, a in per_pod.items()}
+        n = wl.admit_count or wl.pods_total
+        return {r: a * n for r, a in per_pod.items()}
 
     def _flavors(self, cq: ClusterQueueState, wl: "Workload"):
         for f in cq.spec.flavors:
@@ -424,15 +426,40 @@ class KueueAdmission:
                 if strict:
                     return None
                 continue
+            wl.admit_count = None
             a = self._assign(cq, wl)
             if a is not None and self._topology_ok(wl, a[0]):
                 return (cq, wl, a[0], a[1], None)
             p = self._preemption(cq, wl) if a is None else None
             if p is not None:
                 return (cq, wl, p[0], "fit", p[1])
+            a = self._partial(cq, wl) if a is None else None
+            if a is not None:
+                return (cq, wl, a[0], a[1], None)
             failed.add(key)
             if strict:
                 return None  # StrictFIFO: the head blocks newer workloads
+
+    def _partial(self, cq: ClusterQueueState, wl: "Workload"):
+        """Partial admission: the largest count >= minCount that fits (Kueue searches it by bisection).
+
+        Leaves ``wl.admit_count`` set when it finds one; the pass admits that many pods."""
+        if not wl.min_count or wl.min_count >= wl.pods_total or wl.topology_required:
+            return None
+        lo, hi, best = wl.min_count, wl.pods_total - 1, None
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            wl.admit_count = mid
+            a = self._assign(cq, wl)
+            if a is not None:
+                best, lo = (mid, a), mid + 1
+            else:
+                hi = mid - 1
+        if best is None:
+            wl.admit_count = None
+            return None
+        wl.admit_count = best[0]
+        return best[1]
 
     def _topology_ok(self, wl: "Workload", flavor: str) -> bool:
         if not (self.cfg.topology_aware_scheduling and wl.topology_required):
@@ -465,6 +492,12 @@ class KueueAdmission:
             if plan is None and wl.topology_required:
                 return False
         cq.queue.pop(self._key(wl)) if cq.queue.head(self._key(wl)) is wl else cq.queue.remove(wl)
+        partial = ""
+        if wl.admit_count:  # partial admission: the job runs with the admitted count
+            partial = f" ({wl.admit_count} of {wl.full_count} pods: partial admission)"
+            wl.pods_total = wl.admit_count
+            wl.min_member = min(wl.min_member, wl.admit_count)
+            wl.admit_count = None
         self._charge(cq, wl, flavor, +1.0)
         prev = wl.admission_info.get("requeues", 0)
         wl.admission_info = {"cq": cq.name, "flavor": flavor, "requeues": prev}
@@ -473,7 +506,7 @@ class KueueAdmission:
         self.admitted[wl.uid] = wl
         wl.admitted_at = sim.now
         sim.log_event("admit", wl, f"ClusterQueue {cq.name}, flavor {flavor}"
-                      + (" (borrowing)" if self._borrowing(cq, flavor) else ""))
+                      + (" (borrowing)" if self._borrowing(cq, flavor) else "") + partial)
         if wl.state == "queued":
             sim.set_state(wl, "admitted")
         # ResourceFlavor nodeLabels become the pods' nodeSelector.
@@ -524,6 +557,7 @@ class KueueAdmission:
         if wfpr.enable and wfpr.block_admission and any(uid not in self.ready for uid in self.admitted):
             return "waiting for all admitted workloads to be in PodsReady condition"
         cq = self.cq_of(wl)
+        wl.admit_count = None
         need = self._usage(wl)
         reasons = []
         for f in cq.spec.flavors:

@@ -32,7 +32,8 @@ def cq(name, nominal, cohort=None, borrowing_limit=None, lending_limit=None, wit
     return out
 
 
-def run_case(cqs: list[dict], admitted: list[tuple[str, str, int, int]], incoming: tuple[str, int, int]):
+def run_case(cqs: list[dict], admitted: list[tuple[str, str, int, int]], incoming: tuple[str, int, int],
+             incoming_created_early: float = 0.0):
     """admitted: (name, cq, priority, gpus); incoming: (cq, priority, gpus).  Returns {(victim, reason)}."""
     docs = []
     for i, (name, queue, prio, gpus) in enumerate(admitted):
@@ -40,7 +41,7 @@ def run_case(cqs: list[dict], admitted: list[tuple[str, str, int, int]], incomin
                      "duration": "10h", "arrival": {"at": float(i)}})
     queue, prio, gpus = incoming
     docs.append({"kind": "batch", "name": "in", "tenant": queue, "priority": prio, "gpus_per_worker": gpus,
-                 "duration": "10h", "arrival": {"at": PREEMPT_AT}})
+                 "duration": "10h", "arrival": {"at": PREEMPT_AT}, "created_early": incoming_created_early})
     stack = {"control_plane": {"scheduler": "kube-default", "admission": "kueue",
                                "kueue": {"cluster_queues": cqs}}}
     r = simulate({"name": "kueue-case", "horizon": "2h", "pool": POOL, "stack": stack, "workloads": docs})
@@ -48,3 +49,43 @@ def run_case(cqs: list[dict], admitted: list[tuple[str, str, int, int]], incomin
     assert admitted_at_start == {a[0] for a in admitted}, "the case's admitted workloads must all be admitted"
     return {(e.workload, e.detail.split(":", 1)[0].removeprefix("Kueue"))
             for e in r.events.entries if e.kind == "preempt" and e.t == PREEMPT_AT}
+
+
+BIG_POOL = {"node_groups": [{"name": "dgx", "count": 20, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8}]}
+
+
+def cq_flavors(name, flavors, cohort=None, strategy="BestEffortFIFO", **pre):
+    """flavors: [(flavor, nominal, borrowing_limit or None, lending_limit or None)]."""
+    fl = []
+    for f, nominal, borrow, lend in flavors:
+        q = {"nominal": nominal}
+        if borrow is not None:
+            q["borrowing_limit"] = borrow
+        if lend is not None:
+            q["lending_limit"] = lend
+        fl.append({"name": f, "quotas": {"nvidia.com/gpu": q}})
+    out = {"name": name, "flavors": fl, "queueing_strategy": strategy, "preemption": pre}
+    if cohort:
+        out["cohort"] = cohort
+    return out
+
+
+def admit_cycle(cqs: list[dict], workloads: list[tuple], details: bool = False) -> dict[str, str]:
+    """workloads: (name, cq, pods[, per-pod request, minCount]), submitted in order at t=0.  Returns {name:
+    flavor} admitted at t=0 (one admission pass over everything that arrived at once, like one Kueue scheduling
+    cycle), or the admit events' details."""
+    docs = []
+    for n, q, pods, *rest in workloads:
+        per_pod = rest[0] if rest else 1
+        doc = {"kind": "training", "name": n, "tenant": q, "workers": pods, "gpus_per_worker": per_pod,
+               "duration": "10h", "arrival": {"at": 0.0}}
+        if len(rest) > 1:
+            doc["min_count"] = rest[1]
+        docs.append(doc)
+    stack = {"control_plane": {"scheduler": "kube-default", "admission": "kueue", "kueue": {"cluster_queues": cqs}}}
+    r = simulate({"name": "kueue-cycle", "horizon": "1h", "pool": BIG_POOL, "stack": stack, "workloads": docs})
+    out = {}
+    for e in r.events.entries:
+        if e.kind == "admit" and e.t == 0.0:
+            out[e.workload] = e.detail if details else e.detail.split("flavor ", 1)[1].split(" ", 1)[0]
+    return out
