@@ -470,7 +470,10 @@ class TrainingWorkload(_Model):
         description="share of the GPU's HBM bandwidth the worker uses alone at full speed (0 = compute-bound)")
     topology_sensitivity: float = Field(
         0.0, ge=0, lt=1, description="communication share of step time on NVSwitch (all-reduce bound part)")
-    min_available: int | None = Field(None, ge=1, description="gang minMember; default = workers")
+    min_available: int | None = Field(None, ge=0, description="gang minMember; default = workers (0: no gang "
+                                      "minimum, every pod may be preempted)")
+    preemptable: bool = Field(True, description="Volcano volcano.sh/preemptable: false keeps the job's pods out "
+                              "of preempt and reclaim")
     min_count: int | None = Field(None, ge=1, description="Kueue partial admission (podSet minCount): when all "
                                   "workers do not fit the quota, admit as many as fit, at least this many")
     checkpoint_interval: Duration | None = None

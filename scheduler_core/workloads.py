@@ -98,6 +98,7 @@ class Workload:
         self.full_count = pods_total  # what the workload asks for; Kueue partial admission may run fewer
         self.full_min_member = min_member
         self.min_count = getattr(spec, "min_count", None)
+        self.preemptable = getattr(spec, "preemptable", True)
         self.admit_count: int | None = None  # a partial count Kueue is considering
         self.request = request
         self.duration = duration
@@ -270,7 +271,7 @@ def expand_workloads(sc: Scenario) -> list[Workload]:
             declared = (spec.memory_request_gib or spec.memory_gib) * MIB_PER_GIB
             req = translate_request(spec, gpw, declared, dp, target, present)
             name = spec.name if spec.count == 1 else f"{spec.name}-{k}"
-            min_member = min(workers, spec.min_available or workers)
+            min_member = min(workers, spec.min_available if spec.min_available is not None else workers)
             out.append(Workload(uid, name, spec, spec.kind, t, workers, min_member, req, dur, spec.tenant,
                                 queue, spec.node_group, ckpt))
             uid += 1

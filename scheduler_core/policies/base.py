@@ -211,10 +211,12 @@ class Policy:
         return "Pending: fits now, waiting for the next scheduling cycle"
 
     # -- helpers shared by gang schedulers --------------------------------------
-    def place_gang(self, wl: "Workload", strategy: str, level: str | None = None) -> bool:
-        """All-or-nothing placement of the workload's pending pods (at least up to min_member)."""
+    def place_gang(self, wl: "Workload", strategy: str, level: str | None = None, max_pods: int | None = None) -> bool:
+        """All-or-nothing placement of the workload's pending pods (at least up to min_member).
+
+        ``max_pods`` caps how many are placed (Volcano proportion: pods beyond the queue's deserved share wait)."""
         sim = self.sim
-        need = wl.pending
+        need = wl.pending if max_pods is None else min(wl.pending, max_pods)
         if need <= 0:
             return True
         floor = max(1, min(need, wl.min_member - len(wl.pods)))

@@ -171,10 +171,22 @@ class VolcanoScheduler(QueuedPolicy):
                 scan.fail(key)
                 continue
             strategy, level = self._strategy(wl)
+            # proportion/capacity allocatable: every pod, not only the gang minimum, stays within deserved
+            # (and capability); pods past it wait for the next session.
+            room = INF
+            if proportion:
+                room = deserved - alloc
+            if q.capability is not None:
+                room = min(room, q.capability - alloc)
+            units = wl.request.gpu_units()
+            max_pods = None if room == INF or units <= 0 else max(0, int((room + 1e-9) // units))
+            if max_pods == 0:
+                scan.fail(key)
+                continue
             if gang:
-                ok = self.place_gang(wl, strategy, level)
+                ok = self.place_gang(wl, strategy, level, max_pods)
             else:
-                ok = sim.place_pods_individually(wl, strategy) > 0
+                ok = sim.place_pods_individually(wl, strategy, max_pods) > 0
             if ok and wl.pending <= 0:
                 self.inqueue.discard(wl.uid)
                 self._by_uid.pop(wl.uid, None)
@@ -186,33 +198,38 @@ class VolcanoScheduler(QueuedPolicy):
 
     # -- eviction -----------------------------------------------------------------
     def _victim_pods(self, victim: "Workload") -> int:
-        """Pods of ``victim`` that may be evicted (gang protects minAvailable)."""
+        """Pods of ``victim`` that may be evicted (gang protects minAvailable; preemptable=false none)."""
+        if not victim.preemptable:
+            return 0
         bound = len(victim.pods)
         if "gang" in self.plugins:
             return max(0, bound - victim.min_member)
         return bound
 
-    def _evict_for(self, wl: "Workload", candidates: list["Workload"], reason: str) -> None:
-        """Evict surplus pods of ``candidates`` (in order) until ``wl`` fits on the freed nodes."""
+    def _evict_for(self, wl: "Workload", candidates: list["Workload"], reason: str, free_units: float = 0.0) -> None:
+        """Evict surplus pods of ``candidates`` (in order) until ``wl`` fits on the freed nodes
+        and at least ``free_units`` GPU units of its queue's capability are freed."""
         sim = self.sim
         if wl.nominated_until > sim.now:
             return  # earlier victims are still terminating
         need_pods = max(1, wl.min_member - len(wl.pods))
-        chosen: list[tuple["Workload", int]] = []
+        chosen: list = []
         probe = sim.eviction_probe(wl, need_pods)
         for v in candidates:
             k = self._victim_pods(v)
-            if k <= 0:
-                continue
-            chosen.append((v, k))
-            probe.add(list(v.pods)[-k:])
-            if probe.fits():
+            # one pod at a time, newest first: evict only as many as the preemptor needs
+            for p in (list(v.pods)[-k:][::-1] if k > 0 else ()):
+                chosen.append(p)
+                probe.add([p])
+                free_units -= v.request.gpu_units()
+                if probe.fits() and free_units <= 1e-9:
+                    break
+            if probe.fits() and free_units <= 1e-9:
                 break
         else:
             return
-        for v, k in chosen:
-            for p in list(v.pods)[-k:]:
-                sim.preempt_pod(p, reason, f"for {wl.name} of queue {wl.queue}")
+        for p in chosen:
+            sim.preempt_pod(p, reason, f"for {wl.name} of queue {wl.queue}")
         wl.nominated_until = sim.now + sim.params.termination_grace + 1e-6
 
     def _starving(self):
@@ -238,11 +255,16 @@ class VolcanoScheduler(QueuedPolicy):
     def _preempt(self) -> None:
         sim = self.sim
         for wl in sorted(self._starving(), key=self._order):
-            if sim.quick_fit(wl, max(1, wl.min_member - len(wl.pods))):
+            need_pods = max(1, wl.min_member - len(wl.pods))
+            cap = self.queues[wl.queue].capability
+            # A queue at its capability cannot allocate even on idle nodes: preempt within it for the room.
+            short = 0.0 if cap is None else (sim.queue_units.get(wl.queue, 0.0)
+                                             + need_pods * wl.request.gpu_units() - cap)
+            if short <= 1e-9 and sim.quick_fit(wl, need_pods):
                 continue
             same = sorted((w for w in self._running() if w.queue == wl.queue and w.priority < wl.priority),
                           key=lambda w: (w.priority, -(w.first_start or 0.0), -w.uid))
-            self._evict_for(wl, same, "VolcanoPreempt")
+            self._evict_for(wl, same, "VolcanoPreempt", max(0.0, short))
 
     def _running(self):
         seen: dict[int, "Workload"] = {}

@@ -105,10 +105,10 @@ class BindingPhase:
             self.log_event("bind", wl, f"{bound} pod(s): {', '.join(where)}", plan[0][0].name)
         return bound
 
-    def place_pods_individually(self, wl: Workload, strategy: str) -> int:
-        """kube-scheduler style: one pod at a time until none fits.  Returns pods bound."""
+    def place_pods_individually(self, wl: Workload, strategy: str, max_pods: int | None = None) -> int:
+        """kube-scheduler style: one pod at a time until none fits (or ``max_pods`` are bound)."""
         bound = 0
-        while wl.pending > 0:
+        while wl.pending > 0 and (max_pods is None or bound < max_pods):
             if not self.quick_fit(wl, 1):
                 break
             plan = self.plan(wl, 1, strategy)
