@@ -1,6 +1,6 @@
 from django.urls import path
 
-from placement.views import assets, catalog, decisions, evidence, layer_map, review, stacks
+from placement.views import assets, catalog, decisions, deploy, evidence, layer_map, review, stacks
 
 urlpatterns = [
     path("", catalog.home, name="home"),
@@ -29,6 +29,8 @@ urlpatterns = [
     path("stacks/compare/run/", evidence.stack_compare_run, name="stack-compare-run"),
     path("stacks/<int:pk>/", stacks.stack_detail, name="stack-detail"),
     path("stacks/<int:pk>/simulate/", evidence.simulation_start, name="stack-simulate"),
+    path("stacks/<int:pk>/deploy/", deploy.stack_deploy, name="stack-deploy"),
+    path("stacks/<int:pk>/deploy.zip", deploy.stack_deploy_zip, name="stack-deploy-zip"),
     path("sweeps/", evidence.sweep_start, name="sweep-start"),
     path("sweeps/<int:pk>/", evidence.sweep_detail, name="sweep-detail"),
     path("runs/<int:pk>/", evidence.run_detail, name="run-detail"),

@@ -1,7 +1,7 @@
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from placement.api import catalog, decisions, evidence, review, rules, tokens
+from placement.api import catalog, decisions, deploy, evidence, review, rules, tokens
 from placement.api.docs import OfflineRedocView
 from placement.api.errors import api_not_found
 from placement.api.root import ApiRoot
@@ -35,6 +35,7 @@ v1 = [
     path("stacks/", evidence.StackList.as_view(), name="api-stack-list"),
     path("stacks/<int:pk>/", evidence.StackDetail.as_view(), name="api-stack-detail"),
     path("stacks/<int:pk>/evidence/", evidence.StackEvidence.as_view(), name="api-stack-evidence"),
+    path("stacks/<int:pk>/manifests/", deploy.StackManifests.as_view(), name="api-stack-manifests"),
     path("simulations/", evidence.SimulationList.as_view(), name="api-simulation-list"),
     path("simulations/<int:pk>/", evidence.SimulationDetail.as_view(), name="api-simulation-detail"),
     # decision records, radar, webhooks

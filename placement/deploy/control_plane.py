@@ -199,7 +199,24 @@ def kai_files(scenario: Scenario) -> list[ExportFile]:
         if kai.min_guaranteed_runtime:
             spec["reclaimMinRuntime"] = f"{int(kai.min_guaranteed_runtime)}s"
         queues.append({"apiVersion": KAI, "kind": "Queue", "metadata": _meta(q.name), "spec": spec})
-    return [ExportFile("kai/queues.yaml", "manifests", objects=queues, note="GPU quota, over-quota weight and limit per queue")]
+    return [ExportFile("kai/queues.yaml", "manifests", objects=queues, note="GPU quota, over-quota weight and limit per queue"),
+            ExportFile("kai/values.yaml", "helm-values", chart="kai-scheduler", values={"global": {"gpuSharing": kai.gpu_sharing}},
+                       note="gpu-fraction requests need global.gpuSharing")]
+
+
+def kube_scheduler_files(scenario: Scenario) -> list[ExportFile]:
+    """The default scheduler's profile when the simulation changed it (scoring strategy, preemption)."""
+    kube = scenario.stack.control_plane.kube
+    if kube.scoring == "LeastAllocated" and kube.preemption:
+        return []
+    profile: dict = {"schedulerName": "default-scheduler", "pluginConfig": [{"name": "NodeResourcesFit", "args": {
+        "scoringStrategy": {"type": kube.scoring, "resources": [{"name": "nvidia.com/gpu", "weight": 1}]}}}]}
+    if not kube.preemption:
+        profile["plugins"] = {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}
+    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [profile]}
+    return [ExportFile("kube-scheduler/scheduler-config.yaml", "manifests", note="NodeResourcesFit scoring the simulation used",
+                       objects=[{"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta("scheduler-config", "kube-system"),
+                                 "data": {"scheduler-config.yaml": to_yaml(config)}}])]
 
 
 def coscheduling_files(scenario: Scenario) -> list[ExportFile]:
@@ -222,7 +239,7 @@ def coscheduling_files(scenario: Scenario) -> list[ExportFile]:
 
 def control_plane_files(scenario: Scenario, plans: list[PoolPlan]) -> list[ExportFile]:
     cp = scenario.stack.control_plane
-    files = [namespaces_file(scenario)]
+    files = [namespaces_file(scenario)] + kube_scheduler_files(scenario)
     if cp.admission == "kueue":
         files += kueue_files(scenario, plans)
     if cp.scheduler == "volcano":

@@ -12,7 +12,7 @@ from placement.deploy.control_plane import control_plane_files
 from placement.deploy.data_plane import data_plane_files, pool_plans
 from placement.deploy.workloads import workload_files
 
-APPLY_ORDER = ["namespaces.yaml", "gpu-operator/", "hami/", "dra/", "kueue/", "volcano/", "kai/", "coscheduling/", "workloads/"]
+APPLY_ORDER = ["namespaces.yaml", "gpu-operator/", "hami/", "dra/", "kube-scheduler/", "kueue/", "volcano/", "kai/", "coscheduling/", "workloads/"]
 
 
 def _slug(text: str) -> str:
@@ -33,6 +33,8 @@ def export_scenario(scenario: Scenario, *, stack_name: str | None = None, projec
         "stack": name, "scenario": scenario.name, "projects": projects or [],
         "targets": targets,
         "pools": [p.as_dict() for p in plans],
+        # An operator taints a node NoSchedule while its device plugin is not registered.
+        "deviceReadinessTaint": scenario.stack.control_plane.respect_device_plugin_readiness,
     }
     atlas = ExportFile("atlas-export.yaml", "manifests", note="what this export targets and how nodes are labelled per pool",
                        objects=[{"apiVersion": "v1", "kind": "ConfigMap",

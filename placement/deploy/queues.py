@@ -1,0 +1,142 @@
+"""Queue objects (Kueue ClusterQueue / LocalQueue, Volcano Queue, KAI Queue) -> scenario sections.
+
+Shared by the export's round trip and the cluster import, so both read a queue the same way.
+Each reader raises ObjectInvalid naming the field and the reason.
+"""
+
+from __future__ import annotations
+
+from placement.deploy.quantity import parse_quantity
+
+
+class ObjectInvalid(ValueError):
+    def __init__(self, field: str, reason: str):
+        self.field = field
+        super().__init__(f"{field}: {reason}")
+
+
+def _dig(obj: dict, *keys, default=None):
+    for key in keys:
+        if not isinstance(obj, dict):
+            return default
+        obj = obj.get(key, default)
+    return obj
+
+
+def _quantity(value, field: str) -> float:
+    try:
+        number = parse_quantity(value)
+    except ValueError as exc:
+        raise ObjectInvalid(field, str(exc)) from None
+    if number < 0:
+        raise ObjectInvalid(field, "must not be negative")
+    return number
+
+
+def expect_kind(obj, api_group: str, kind: str) -> str:
+    if not isinstance(obj, dict):
+        raise ObjectInvalid("(object)", "not a JSON object")
+    api_version = str(obj.get("apiVersion", ""))
+    if obj.get("kind") != kind or not api_version.startswith(api_group + "/"):
+        raise ObjectInvalid("kind", f"expected {api_group} {kind}, got {api_version or '?'} {obj.get('kind') or '?'}")
+    name = _dig(obj, "metadata", "name")
+    if not isinstance(name, str) or not name:
+        raise ObjectInvalid("metadata.name", "missing")
+    return name
+
+
+def kueue_cluster_queue(obj: dict, flavor_groups: dict[str, list[str] | None]) -> dict:
+    """A kueue.x-k8s.io ClusterQueue -> scenario cluster_queues entry (v1beta2 cohortName or v1beta1 cohort)."""
+    name = expect_kind(obj, "kueue.x-k8s.io", "ClusterQueue")
+    spec = obj.get("spec") or {}
+    groups = spec.get("resourceGroups")
+    if not isinstance(groups, list) or not groups:
+        raise ObjectInvalid("spec.resourceGroups", "a ClusterQueue needs at least one resource group")
+    flavors: dict[str, dict] = {}
+    for gi, group in enumerate(groups):
+        for fi, flavor in enumerate(_dig(group, "flavors", default=[]) or []):
+            fname = flavor.get("name")
+            if not fname:
+                raise ObjectInvalid(f"spec.resourceGroups.{gi}.flavors.{fi}.name", "missing")
+            entry = flavors.setdefault(fname, {"name": fname, "quotas": {}})
+            if flavor_groups.get(fname) is not None:
+                entry["node_groups"] = flavor_groups[fname]
+            for ri, resource in enumerate(flavor.get("resources") or []):
+                where = f"spec.resourceGroups.{gi}.flavors.{fi}.resources.{ri}"
+                if "name" not in resource or "nominalQuota" not in resource:
+                    raise ObjectInvalid(where, "needs name and nominalQuota")
+                quota = {"nominal": _quantity(resource["nominalQuota"], f"{where}.nominalQuota")}
+                for key, field in (("borrowingLimit", "borrowing_limit"), ("lendingLimit", "lending_limit")):
+                    if resource.get(key) is not None:
+                        quota[field] = _quantity(resource[key], f"{where}.{key}")
+                entry["quotas"][resource["name"]] = quota
+    if not flavors:
+        raise ObjectInvalid("spec.resourceGroups", "no flavors")
+    preemption = spec.get("preemption") or {}
+    out: dict = {
+        "name": name,
+        "cohort": spec.get("cohortName") or spec.get("cohort"),
+        "queueing_strategy": spec.get("queueingStrategy", "BestEffortFIFO"),
+        "flavors": list(flavors.values()),
+        "preemption": {
+            "within_cluster_queue": preemption.get("withinClusterQueue", "Never"),
+            "reclaim_within_cohort": preemption.get("reclaimWithinCohort", "Never"),
+            "borrow_within_cohort": _dig(preemption, "borrowWithinCohort", "policy", default="Never"),
+        },
+    }
+    weight = _dig(spec, "fairSharing", "weight")
+    if weight is not None:
+        out["fair_sharing_weight"] = _quantity(weight, "spec.fairSharing.weight")
+    return out
+
+
+def kueue_local_queue(obj: dict) -> tuple[str, str, str]:
+    """(namespace, LocalQueue name, ClusterQueue name)."""
+    name = expect_kind(obj, "kueue.x-k8s.io", "LocalQueue")
+    cq = _dig(obj, "spec", "clusterQueue")
+    if not cq:
+        raise ObjectInvalid("spec.clusterQueue", "missing")
+    return _dig(obj, "metadata", "namespace", default="default"), name, cq
+
+
+def _gpu_amount(resources, field: str) -> int | None:
+    if not resources:
+        return None
+    if not isinstance(resources, dict):
+        raise ObjectInvalid(field, "expected a resource map")
+    value = resources.get("nvidia.com/gpu")
+    return None if value is None else round(_quantity(value, f"{field}.nvidia.com/gpu"))
+
+
+def volcano_queue(obj: dict) -> dict:
+    name = expect_kind(obj, "scheduling.volcano.sh", "Queue")
+    spec = obj.get("spec") or {}
+    weight = spec.get("weight", 1)
+    if not isinstance(weight, int) or isinstance(weight, bool) or not 1 <= weight <= 65535:
+        raise ObjectInvalid("spec.weight", "a whole number between 1 and 65535")
+    out: dict = {"name": name, "weight": weight, "reclaimable": bool(spec.get("reclaimable", True))}
+    capability = _gpu_amount(spec.get("capability"), "spec.capability")
+    if capability is not None:
+        out["capability"] = capability
+    guarantee = _gpu_amount(_dig(spec, "guarantee", "resource"), "spec.guarantee.resource")
+    if guarantee:
+        out["guarantee"] = guarantee
+    deserved = _gpu_amount(spec.get("deserved"), "spec.deserved")
+    if deserved is not None:
+        out["deserved"] = deserved
+    if spec.get("priority"):
+        out["priority"] = int(spec["priority"])
+    return out
+
+
+def kai_queue(obj: dict) -> dict:
+    name = expect_kind(obj, "scheduling.run.ai", "Queue")
+    spec = obj.get("spec") or {}
+    gpu = _dig(spec, "resources", "gpu", default={}) or {}
+    out: dict = {"name": name, "quota": float(gpu.get("quota", 0)), "over_quota_weight": float(gpu.get("overQuotaWeight", 1)),
+                 "limit": float(gpu.get("limit", -1))}
+    if spec.get("parentQueue"):
+        out["parent"] = spec["parentQueue"]
+    if spec.get("priority"):
+        out["priority"] = int(spec["priority"])
+    return out

@@ -1,0 +1,166 @@
+"""The cluster half of an export read back into a scenario: pools, data planes and queues come
+from the exported objects and values only; the demand (tenants, workloads, events, parameters,
+horizon, seed) comes from the scenario it is checked against. Same scenario -> same run."""
+
+from __future__ import annotations
+
+import yaml
+
+from scheduler_core import mig as migmod
+from scheduler_core.hardware import GPU_SPECS
+from scheduler_core.scenario import Scenario
+
+from placement.deploy import targets as t
+from placement.deploy.bundle import Export
+from placement.deploy.queues import kai_queue, kueue_cluster_queue, kueue_local_queue, volcano_queue
+
+
+def mig_settings(entries: list[dict], gpu: str, slot_choice: str) -> list[dict]:
+    """mig-parted entries -> scenario MIG settings with the placements mig-parted would create."""
+    family = GPU_SPECS[gpu].mig_family
+    settings = []
+    for entry in entries:
+        devices = entry.get("devices", "all")
+        if not entry.get("mig-enabled"):
+            settings.append({"devices": devices, "layout": "all-disabled"})
+            continue
+        names = [p for p, n in (entry.get("mig-devices") or {}).items() for _ in range(int(n))]
+        if not names:
+            settings.append({"devices": devices, "layout": "all-enabled"})
+            continue
+        layout = migmod.create_any_order(family, names, slot_choice)
+        settings.append({"devices": devices, "layout": [str(p) for p in layout.placements]})
+    return settings
+
+
+def _by_kind(export: Export) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for obj in export.objects():
+        out.setdefault(f"{obj['apiVersion'].split('/')[0]}/{obj['kind']}", []).append(obj)
+    return out
+
+
+def _configmap(objects: dict, name: str) -> dict:
+    return next((o["data"] for o in objects.get("v1/ConfigMap", []) if o["metadata"]["name"] == name), {})
+
+
+def read_export(export: Export, demand: Scenario) -> dict:
+    objects = _by_kind(export)
+    plan = yaml.safe_load(_configmap(objects, t.EXPORT_CONFIGMAP)["plan.yaml"])
+    values = export.helm_values()
+    plugin_configs = {k: yaml.safe_load(v) for k, v in _configmap(objects, t.DEVICE_PLUGIN_CONFIGMAP).items()}
+    mig_doc = yaml.safe_load(_configmap(objects, t.MIG_PARTED_CONFIGMAP).get("config.yaml", "{}")) or {}
+    mig_configs = mig_doc.get("mig-configs", {})
+    kai_sharing = bool((values.get("kai-scheduler") or {}).get("global", {}).get("gpuSharing"))
+    slot_choice = demand.parameters.driver_slot_choice
+
+    groups, planes = [], {}
+    for pool in plan["pools"]:
+        labels = pool["labels"]
+        group: dict = {"name": pool["pool"], "count": pool["nodes"], "gpu": pool["gpu"], "gpus_per_node": pool["gpusPerNode"],
+                       "racks": pool["racks"], "interconnect": pool["interconnect"], "numa_nodes": pool["numaNodes"]}
+        if t.MIG_CONFIG in labels:
+            group["mig"] = mig_settings(mig_configs[labels[t.MIG_CONFIG]], pool["gpu"], slot_choice)
+        groups.append(group)
+        planes[pool["pool"]] = _data_plane(labels, plugin_configs, values, kai_sharing, bool(group.get("mig")))
+
+    first = planes[groups[0]["name"]]
+    stack: dict = {"name": demand.stack.name, "data_plane": first,
+                   "node_group_data_plane": {g: dp for g, dp in planes.items() if dp != first},
+                   "control_plane": _control_plane(objects, plan, values, kai_sharing)}
+    return {"name": demand.name, "description": demand.description, "seed": demand.seed, "horizon": demand.horizon,
+            "pool": {"node_groups": groups}, "stack": stack,
+            "tenants": [x.model_dump(mode="json") for x in demand.tenants],
+            "workloads": [w.model_dump(mode="json") for w in demand.workloads],
+            "events": [e.model_dump(mode="json") for e in demand.events],
+            "parameters": demand.parameters.model_dump(mode="json"), "sampling": demand.sampling.model_dump(mode="json")}
+
+
+def _data_plane(labels: dict, plugin_configs: dict, values: dict, kai_sharing: bool, mig_on: bool) -> dict:
+    if labels.get(t.DEPLOY_DEVICE_PLUGIN) == "false":
+        if labels.get(t.HAMI_NODE) == "on":
+            plugin = values["hami"]["devicePlugin"]
+            policy = values["hami"]["scheduler"]["defaultSchedulerPolicy"]
+            return {"mechanism": "hami", "hami": {
+                "device_split_count": plugin["deviceSplitCount"], "device_memory_scaling": plugin["deviceMemoryScaling"],
+                "gpu_scheduler_policy": policy["gpuSchedulerPolicy"], "node_scheduler_policy": policy["nodeSchedulerPolicy"]}}
+        return {"mechanism": "dra"}
+    config = plugin_configs[labels[t.DEVICE_PLUGIN_CONFIG]]
+    strategy = config["flags"]["migStrategy"]
+    sharing = config.get("sharing", {})
+    if "timeSlicing" in sharing:
+        ts = sharing["timeSlicing"]
+        return {"mechanism": "time-slicing", "mig_strategy": strategy, "time_slicing": {
+            "replicas": ts["resources"][0]["replicas"], "rename_by_default": ts["renameByDefault"],
+            "fail_requests_greater_than_one": ts["failRequestsGreaterThanOne"]}}
+    if "mps" in sharing:
+        return {"mechanism": "mps", "mig_strategy": strategy, "mps": {"replicas": sharing["mps"]["resources"][0]["replicas"]}}
+    if mig_on:
+        return {"mechanism": "mig", "mig_strategy": strategy}
+    return {"mechanism": "kai-fraction" if kai_sharing else "whole", "mig_strategy": strategy}
+
+
+def _control_plane(objects: dict, plan: dict, values: dict, kai_sharing: bool) -> dict:
+    cp: dict = {"respect_device_plugin_readiness": plan.get("deviceReadinessTaint", False)}
+    kube_conf = _configmap(objects, "scheduler-config")
+    for text in kube_conf.values():
+        profile = yaml.safe_load(text)["profiles"][0]
+        if profile["schedulerName"] == "default-scheduler":
+            fit = next(c for c in profile["pluginConfig"] if c["name"] == "NodeResourcesFit")
+            disabled = profile.get("plugins", {}).get("postFilter", {}).get("disabled", [])
+            cp["kube"] = {"scoring": fit["args"]["scoringStrategy"]["type"],
+                          "preemption": not any(p["name"] == "DefaultPreemption" for p in disabled)}
+        else:
+            args = profile["pluginConfig"][0]["args"]
+            cp["scheduler"] = "coscheduling"
+            cp["coscheduling"] = {"permit_waiting_timeout": args["permitWaitingTimeSeconds"],
+                                  "pod_group_backoff": args["podGroupBackoffSeconds"]}
+    if objects.get("scheduling.volcano.sh/Queue"):
+        conf = yaml.safe_load(_configmap(objects, "volcano-scheduler-configmap")["volcano-scheduler.conf"])
+        plugins = [p for tier in conf["tiers"] for p in tier["plugins"]]
+        volcano: dict = {"actions": [a.strip() for a in conf["actions"].split(",")],
+                         "plugins": [p["name"] for p in plugins],
+                         "queues": [volcano_queue(q) for q in objects["scheduling.volcano.sh/Queue"]]}
+        factor = next((p["arguments"]["overcommit-factor"] for p in plugins if p["name"] == "overcommit"), None)
+        if factor is not None:
+            volcano["overcommit_factor"] = factor
+        cp["scheduler"], cp["volcano"] = "volcano", volcano
+    if objects.get("scheduling.run.ai/Queue"):
+        cp["scheduler"] = "kai"
+        cp["kai"] = {"queues": [kai_queue(q) for q in objects["scheduling.run.ai/Queue"]], "gpu_sharing": kai_sharing}
+        runtime = next((q["spec"].get("reclaimMinRuntime") for q in objects["scheduling.run.ai/Queue"]), None)
+        if runtime:
+            cp["kai"]["min_guaranteed_runtime"] = runtime
+    if objects.get("kueue.x-k8s.io/ClusterQueue"):
+        cp["admission"] = "kueue"
+        cp["kueue"] = kueue_section(objects.get("kueue.x-k8s.io/ClusterQueue", []), objects.get("kueue.x-k8s.io/LocalQueue", []),
+                                    objects.get("kueue.x-k8s.io/ResourceFlavor", []), plan["pools"])
+        manager = yaml.safe_load(_configmap(objects, "kueue-manager-config").get("controller_manager_config.yaml", "{}")) or {}
+        ready = manager.get("waitForPodsReady")
+        if ready:
+            strategy = ready.get("requeuingStrategy", {})
+            cp["kueue"]["wait_for_pods_ready"] = {
+                "enable": True, "timeout": ready["timeout"], "block_admission": ready["blockAdmission"],
+                "backoff_base": strategy["backoffBaseSeconds"], "backoff_max": strategy["backoffMaxSeconds"],
+                "backoff_limit_count": strategy.get("backoffLimitCount")}
+        cp["kueue"]["fair_sharing"] = "fairSharing" in manager
+    return cp
+
+
+def kueue_section(cluster_queues: list[dict], local_queues: list[dict], flavors: list[dict], pools: list[dict]) -> dict:
+    """Kueue objects -> the scenario's kueue section; a flavor's nodeLabels select node groups."""
+    flavor_groups: dict[str, list[str] | None] = {}
+    tas = False
+    for flavor in flavors:
+        labels = (flavor.get("spec") or {}).get("nodeLabels") or {}
+        tas = tas or bool((flavor.get("spec") or {}).get("topologyName"))
+        chosen = [p["pool"] for p in pools if all(p["labels"].get(k) == v for k, v in labels.items())]
+        flavor_groups[flavor["metadata"]["name"]] = sorted(chosen) if labels else None
+    queues = [kueue_cluster_queue(cq, flavor_groups) for cq in cluster_queues]
+    names = {q["name"] for q in queues}
+    local = {}
+    for lq in local_queues:
+        _ns, name, cq = kueue_local_queue(lq)
+        if name != cq or name not in names:
+            local[name] = cq
+    return {"cluster_queues": queues, "local_queues": local, "topology_aware_scheduling": tas}
