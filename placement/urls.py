@@ -31,6 +31,7 @@ urlpatterns = [
     path("stacks/<int:pk>/simulate/", evidence.simulation_start, name="stack-simulate"),
     path("stacks/<int:pk>/deploy/", deploy.stack_deploy, name="stack-deploy"),
     path("stacks/<int:pk>/deploy.zip", deploy.stack_deploy_zip, name="stack-deploy-zip"),
+    path("stacks/<int:pk>/simulate-cluster/", deploy.stack_simulate_cluster, name="stack-simulate-cluster"),
     path("sweeps/", evidence.sweep_start, name="sweep-start"),
     path("sweeps/<int:pk>/", evidence.sweep_detail, name="sweep-detail"),
     path("runs/<int:pk>/", evidence.run_detail, name="run-detail"),

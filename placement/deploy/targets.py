@@ -31,6 +31,7 @@ GPU_COUNT = "nvidia.com/gpu.count"
 MIG_CONFIG = "nvidia.com/mig.config"            # mig-manager applies the named mig-parted config
 MIG_STRATEGY = "nvidia.com/mig.strategy"        # GFD: none | single | mixed
 MIG_CAPABLE = "nvidia.com/mig.capable"
+GPU_PRESENT = "nvidia.com/gpu.present"
 DEVICE_PLUGIN_CONFIG = "nvidia.com/device-plugin.config"  # per-node key into the plugin's config map
 DEPLOY_DEVICE_PLUGIN = "nvidia.com/gpu.deploy.device-plugin"  # GPU Operator: "false" keeps its plugin off
 HAMI_NODE = "gpu"                                # HAMi device plugin's nodeSelector: gpu=on

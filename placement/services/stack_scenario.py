@@ -64,10 +64,17 @@ def _mapped(section: str, slug: str | None, slot: str) -> str:
 
 
 def _tenant_shares(data: dict) -> list[tuple[str, float]]:
-    """(tenant, weight share) for declared tenants and tenants only named by workloads."""
-    weights: dict[str, float] = {t["name"]: float(t.get("weight", 1)) for t in data.get("tenants", []) or []}
+    """(queue a tenant submits to, weight share) for declared tenants and tenants only named by workloads.
+
+    Keyed by the tenant's queue (default: its name), so derived queues are the ones tenants name."""
+    weights: dict[str, float] = {}
+    declared = {t["name"] for t in data.get("tenants", []) or []}
+    for t in data.get("tenants", []) or []:
+        queue = t.get("queue") or t["name"]
+        weights[queue] = weights.get(queue, 0.0) + float(t.get("weight", 1))
     for workload in data.get("workloads", []) or []:
-        weights.setdefault(workload.get("tenant", "default"), 1.0)
+        if workload.get("tenant", "default") not in declared:
+            weights.setdefault(workload.get("tenant", "default"), 1.0)
     if not weights:
         weights = {"default": 1.0}
     total = sum(weights.values())

@@ -1,15 +1,20 @@
-"""The deploy page of a saved stack (file tree, previews) and its .zip: thin over services.deploy."""
+"""From decision to cluster and back: a saved stack's deploy page and .zip (services.deploy), and a
+cluster snapshot upload simulated under the stack (services.cluster_import, services.evidence)."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
 from placement.models import Stack
 from placement.selectors.evidence import builtin_scenarios, stack_evidence
+from placement.services import evidence as evidence_services
+from placement.services.cluster_import import decode_snapshot_file, snapshot_scenario
 from placement.services.deploy import stack_export
-from placement.views.common import read_required
+from placement.views.common import action_required, read_required
 
 
 def _export_or_errors(request, stack):
@@ -40,3 +45,26 @@ def stack_deploy_zip(request, pk: int):
     response = HttpResponse(result.export.zip_bytes(), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{result.export.name}.zip"'
     return response
+
+
+@require_POST
+@action_required("run_simulation")
+def stack_simulate_cluster(request, pk: int):
+    """Upload kubectl JSON of a cluster: its shape becomes the scenario this stack is simulated on."""
+    stack = get_object_or_404(Stack, pk=pk)
+    try:
+        files = {}
+        for field in ("nodes_file", "pods_file", "queues_file"):
+            upload = request.FILES.get(field)
+            if upload is None and field != "queues_file":
+                raise ValidationError({field: ["Upload the output of kubectl get nodes/pods -o json."]})
+            files[field] = decode_snapshot_file(upload.read(), field) if upload is not None else None
+        document = snapshot_scenario(files["nodes_file"], files["pods_file"], files["queues_file"],
+                                     name=request.POST.get("name") or "imported-cluster")
+        run, _created = evidence_services.simulation_start(user=request.user, stack=stack, scenario_document=document)
+    except ValidationError as exc:
+        for field, problems in exc.message_dict.items():
+            for problem in problems:
+                messages.error(request, f"Nothing was imported. {field}: {problem}")
+        return redirect("stack-detail", pk=stack.pk)
+    return redirect("run-detail", pk=run.pk)

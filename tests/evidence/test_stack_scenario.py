@@ -63,3 +63,15 @@ def test_scenario_name_and_document_are_exclusive():
     with pytest.raises(ScenarioInvalid) as exc:
         scenario_for_stack(None, scenario_name="lab1-mig", document={"name": "x"}, seed=None)
     assert "scenario" in exc.value.field_errors
+
+
+def test_derived_queues_are_the_queues_tenants_submit_to_not_their_names():
+    """An imported cluster's tenants (namespaces) name their queues; a Volcano stack's derived
+    queues must carry those names or every tenant is refused."""
+    stack = top_stack({"profile": "training", "pool": {"gpu_model": "A100-80GB", "gpu_count": 32}})
+    document = {"name": "q", "horizon": "1h", "pool": {"node_groups": [{"name": "dgx", "count": 1}]},
+                "tenants": [{"name": "team-a", "queue": "research", "weight": 3}, {"name": "team-b", "weight": 1}],
+                "workloads": [{"kind": "batch", "name": "j", "tenant": "team-a", "duration": "10m"}]}
+    scenario = scenario_for_stack(stack, scenario_name=None, document=document, seed=None)
+    queues = {q.name: q.weight for q in scenario.stack.control_plane.volcano.queues}
+    assert queues == {"research": 75, "team-b": 25}

@@ -1,0 +1,472 @@
+"""A cluster snapshot -> a scenario document.
+
+Input: ``kubectl get nodes -o json``, ``kubectl get pods -A -o json`` and optionally a list of
+Kueue ClusterQueues / LocalQueues / ResourceFlavors or Volcano Queues. GPU nodes are grouped by
+what GPU Feature Discovery says about them (nvidia.com/gpu.product, gpu.count, mig.config,
+mig.strategy, sharing labels); running and pending GPU pods become workloads of their namespace
+(the tenant) with the requests they make; queues and quotas become the stack's control plane.
+
+Every problem is reported per object (file, index, name, field, reason) and nothing is returned
+unless the whole snapshot is understood: callers save nothing partial.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from scheduler_core import mig as migmod
+from scheduler_core.hardware import GPU_SPECS
+
+from placement.deploy import targets as t
+from placement.deploy.data_plane import GFD_PRODUCTS
+from placement.deploy.quantity import parse_quantity
+from placement.deploy.queues import ObjectInvalid, kueue_cluster_queue, kueue_local_queue, volcano_queue
+
+PRODUCTS = {v.lower(): k for k, v in GFD_PRODUCTS.items()}
+SHARING_STRATEGY = "nvidia.com/gpu.sharing-strategy"   # GFD: none | time-slicing | mps
+GPU_REPLICAS = "nvidia.com/gpu.replicas"
+ACTIVE_PHASES = ("Pending", "Running")
+JOB_OWNER_LABELS = ("training.kubeflow.org/job-name", "jobset.sigs.k8s.io/jobset-name", "volcano.sh/job-name",
+                    "ray.io/cluster", "job-name", "batch.kubernetes.io/job-name")
+SERVICE_OWNER_LABELS = ("leaderworkerset.sigs.k8s.io/name",)
+# A snapshot holds no traffic: services are imported with no requests and a loose SLO; set
+# arrival_rate, service_time and slo in the scenario to study latency.
+SERVICE_DEFAULTS = {"arrival_rate": 0.0, "service_time": {"mean": "50ms"}, "slo": {"p99": "1s"}}
+
+
+class SnapshotInvalid(ValueError):
+    def __init__(self, errors: list[str]):
+        self.errors = errors
+        super().__init__(f"{len(errors)} problem(s) in the cluster snapshot:\n" + "\n".join(f"  {e}" for e in errors))
+
+
+@dataclass
+class _Group:
+    name: str
+    gpu: str
+    gpus_per_node: int
+    mig: list[dict]
+    data_plane: dict
+    nodes: list[str] = field(default_factory=list)
+    racks: set[str] = field(default_factory=set)
+    labels: dict[str, str] | None = None  # the labels every node of the group carries (what flavors select)
+
+
+def _items(doc, source: str, errors: list[str]) -> list:
+    if isinstance(doc, dict) and isinstance(doc.get("items"), list):
+        return doc["items"]
+    if isinstance(doc, list):
+        return doc
+    if isinstance(doc, dict) and doc.get("kind") and doc.get("kind") != "List":
+        return [doc]  # a single object, as `kubectl get <kind> <name> -o json` prints it
+    errors.append(f"{source}: expected a Kubernetes List (kubectl get ... -o json), got {type(doc).__name__}")
+    return []
+
+
+def _where(source: str, index: int, obj) -> str:
+    name = obj.get("metadata", {}).get("name") if isinstance(obj, dict) else None
+    namespace = obj.get("metadata", {}).get("namespace") if isinstance(obj, dict) else None
+    kind = obj.get("kind", "object") if isinstance(obj, dict) else "object"
+    return f"{source}: items[{index}] ({kind} {namespace + '/' if namespace else ''}{name or '?'})"
+
+
+class _Where:
+    """An object's place in the snapshot, rendered only when there is an error to report."""
+
+    __slots__ = ("source", "index", "obj")
+
+    def __init__(self, source: str, index: int, obj):
+        self.source, self.index, self.obj = source, index, obj
+
+    def __str__(self) -> str:
+        return _where(self.source, self.index, self.obj)
+
+
+def _product(label: str) -> str:
+    base = re.sub(r"-MIG-.*$", "", label)             # single strategy: <product>-MIG-<profile>
+    base = re.sub(r"-SHARED$", "", base)               # shared replicas without renaming
+    model = PRODUCTS.get(base.lower())
+    if model is None:
+        raise ObjectInvalid(f"metadata.labels.{t.GPU_PRODUCT}",
+                            f"unknown GPU product {label!r}; the simulator models {', '.join(sorted(GFD_PRODUCTS.values()))}")
+    return model
+
+
+def _int_label(labels: dict, key: str) -> int:
+    value = labels.get(key)
+    if value is None:
+        raise ObjectInvalid(f"metadata.labels.{key}", "missing (GPU Feature Discovery sets it on GPU nodes)")
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ObjectInvalid(f"metadata.labels.{key}", f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise ObjectInvalid(f"metadata.labels.{key}", f"{number} GPUs")
+    return number
+
+
+def _mig_from_labels(labels: dict, model: str, count: int) -> tuple[list[dict], int]:
+    """(scenario MIG settings, physical GPUs per node) from mig.config and GFD's MIG labels."""
+    config = labels.get(t.MIG_CONFIG)
+    strategy = labels.get(t.MIG_STRATEGY, "none")
+    family = GPU_SPECS[model].mig_family
+    if not config or config == "all-disabled":
+        return [], count
+    if config.startswith("all-"):
+        try:
+            names = migmod.label_profiles(family, config)
+        except migmod.MigLayoutError as exc:
+            raise ObjectInvalid(f"metadata.labels.{t.MIG_CONFIG}", str(exc)) from None
+        per_gpu = len(names or []) or 1
+        # Under the single strategy GFD counts MIG devices in gpu.count, not physical GPUs.
+        physical = count // per_gpu if strategy == "single" and names else count
+        if strategy == "single" and names and count % per_gpu:
+            raise ObjectInvalid(f"metadata.labels.{t.GPU_COUNT}", f"{count} MIG devices is not a multiple of {per_gpu} per GPU ({config})")
+        return [{"devices": "all", "layout": config}], physical
+    # A custom mig-parted config: the mixed strategy's per-profile counts tell the layout.
+    counts = {}
+    for key, value in labels.items():
+        match = re.fullmatch(r"nvidia\.com/mig-(.+)\.count", key)
+        if match:
+            counts[match.group(1)] = int(value)
+    if strategy != "mixed" or not counts:
+        raise ObjectInvalid(f"metadata.labels.{t.MIG_CONFIG}",
+                            f"custom MIG config {config!r} needs the mixed strategy's nvidia.com/mig-<profile>.count labels to be read")
+    per_gpu = []
+    for profile, total in counts.items():
+        if total % count:
+            raise ObjectInvalid(f"metadata.labels.nvidia.com/mig-{profile}.count",
+                                f"{total} instances do not spread evenly over {count} GPUs; give the node a uniform config")
+        per_gpu += [profile] * (total // count)
+    try:
+        layout = migmod.create_any_order(family, per_gpu)
+    except migmod.MigLayoutError as exc:
+        raise ObjectInvalid(f"metadata.labels.{t.MIG_CONFIG}", str(exc)) from None
+    return [{"devices": "all", "layout": [str(p) for p in layout.placements]}], count
+
+
+def _data_plane(labels: dict, annotations: dict, mig: list[dict]) -> dict:
+    strategy = labels.get(t.MIG_STRATEGY)
+    sharing = labels.get(SHARING_STRATEGY, "none")
+    if labels.get(t.HAMI_NODE) == "on" or any(k.startswith("hami.io/node-nvidia") for k in annotations):
+        return {"mechanism": "hami"}
+    if sharing in ("time-slicing", "mps"):
+        replicas = int(labels.get(GPU_REPLICAS, "2"))
+        section = "time_slicing" if sharing == "time-slicing" else "mps"
+        plane = {"mechanism": sharing, section: {"replicas": max(2, replicas)}}
+        if strategy:
+            plane["mig_strategy"] = strategy
+        return plane
+    if mig and mig[0]["layout"] != "all-disabled":
+        return {"mechanism": "mig", "mig_strategy": strategy or "mixed"}
+    return {"mechanism": "whole"}
+
+
+def _group_name(model: str, gpus: int, mig: list[dict], plane: dict, taken: set[str]) -> str:
+    parts = [model.lower(), f"{gpus}g"]
+    if mig:
+        layout = mig[0]["layout"]
+        parts.append(layout if isinstance(layout, str) else "mig-custom")
+    if plane["mechanism"] not in ("whole", "mig"):
+        parts.append(plane["mechanism"])
+    base = re.sub(r"[^a-z0-9]+", "-", "-".join(parts)).strip("-")[:50]
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    return name
+
+
+def read_nodes(doc, errors: list[str], source: str = "nodes.json") -> tuple[list[_Group], dict[str, str], int]:
+    """(GPU node groups, node name -> group name, CPU-only nodes skipped)."""
+    groups: dict[tuple, _Group] = {}
+    node_group: dict[str, str] = {}
+    cpu_only = 0
+    for i, node in enumerate(_items(doc, source, errors)):
+        where = _Where(source, i, node)
+        if not isinstance(node, dict) or node.get("kind", "Node") != "Node" or not str(node.get("apiVersion", "v1")).startswith("v1"):
+            errors.append(f"{where}: kind: expected a v1 Node")
+            continue
+        meta = node.get("metadata") or {}
+        labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+        name = meta.get("name")
+        if not name:
+            errors.append(f"{where}: metadata.name: missing")
+            continue
+        capacity = (node.get("status") or {}).get("capacity") or {}
+        gpu_capacity = any(k.startswith("nvidia.com/") for k in capacity)
+        if t.GPU_PRODUCT not in labels and labels.get(t.GPU_PRESENT) != "true" and not gpu_capacity:
+            cpu_only += 1
+            continue
+        try:
+            if t.GPU_PRODUCT not in labels:
+                raise ObjectInvalid(f"metadata.labels.{t.GPU_PRODUCT}", "missing on a GPU node (is GPU Feature Discovery running?)")
+            model = _product(labels[t.GPU_PRODUCT])
+            count = _int_label(labels, t.GPU_COUNT)
+            mig, physical = _mig_from_labels(labels, model, count)
+            if physical > 16:
+                raise ObjectInvalid(f"metadata.labels.{t.GPU_COUNT}", f"{physical} GPUs per node (at most 16 modelled)")
+            plane = _data_plane(labels, annotations, mig)
+        except ObjectInvalid as exc:
+            errors.append(f"{where}: {exc}")
+            continue
+        key = (model, physical, repr(mig), repr(sorted(plane.items(), key=str)))
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = _Group(_group_name(model, physical, mig, plane, {g.name for g in groups.values()}),
+                                         model, physical, mig, plane)
+        group.nodes.append(name)
+        group.labels = dict(labels) if group.labels is None else {k: v for k, v in group.labels.items() if labels.get(k) == v}
+        group.racks.add(labels.get(t.RACK_LABEL) or labels.get("topology.kubernetes.io/zone") or "")
+        node_group[name] = group.name
+    return list(groups.values()), node_group, cpu_only
+
+
+@dataclass
+class _PodRequest:
+    gpus: int = 0
+    mig_profile: str | None = None
+    memory_mib: float | None = None
+    cores: int | None = None
+    fraction: float | None = None
+    dra: bool = False
+
+
+def _pod_request(pod: dict) -> _PodRequest | None:
+    """The pod's GPU request (largest container), None for a pod that asks for no GPU."""
+    spec = pod.get("spec") or {}
+    req = _PodRequest()
+    found = False
+    for container in spec.get("containers") or []:
+        resources = container.get("resources") or {}
+        asked = {**(resources.get("requests") or {}), **(resources.get("limits") or {})}
+        for key, value in asked.items():
+            if not key.startswith("nvidia.com/"):
+                continue
+            try:
+                amount = parse_quantity(value)
+            except ValueError:
+                raise ObjectInvalid(f"spec.containers.{container.get('name')}.resources.{key}", f"{value!r} is not a quantity") from None
+            found = True
+            if key in ("nvidia.com/gpu", "nvidia.com/gpu.shared"):
+                req.gpus += int(amount)
+            elif key.startswith("nvidia.com/mig-"):
+                req.mig_profile = key[len("nvidia.com/mig-"):]
+                req.gpus += int(amount)
+            elif key == "nvidia.com/gpumem":
+                req.memory_mib = amount
+            elif key == "nvidia.com/gpucores":
+                req.cores = int(amount)
+        if resources.get("claims"):
+            found, req.dra = True, True
+    fraction = ((pod.get("metadata") or {}).get("annotations") or {}).get("gpu-fraction")
+    if fraction is not None:
+        try:
+            req.fraction = float(fraction)
+        except ValueError:
+            raise ObjectInvalid("metadata.annotations.gpu-fraction", f"{fraction!r} is not a number") from None
+        found, req.gpus = True, max(req.gpus, 1)
+    if not found:
+        return None
+    if req.gpus < 1:
+        req.gpus = 1  # a HAMi pod that names memory only still takes one vGPU
+    return req
+
+
+def _owner(pod: dict) -> tuple[str, str]:
+    """(workload name, 'job' | 'service') for a pod."""
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    for key in JOB_OWNER_LABELS:
+        if labels.get(key):
+            return labels[key], "job"
+    for key in SERVICE_OWNER_LABELS:
+        if labels.get(key):
+            return labels[key], "service"
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("kind") == "ReplicaSet":
+            return re.sub(r"-[a-z0-9]{5,10}$", "", ref.get("name", "")) or meta.get("name"), "service"
+        if ref.get("kind") in ("StatefulSet", "Deployment"):
+            return ref.get("name"), "service"
+        if ref.get("name"):
+            return ref["name"], "job"
+    return meta.get("name", "pod"), "job"
+
+
+def _queue_of(pod: dict) -> str | None:
+    meta = pod.get("metadata") or {}
+    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+    return (labels.get("kueue.x-k8s.io/queue-name") or annotations.get("scheduling.volcano.sh/queue-name")
+            or labels.get("kai.scheduler/queue"))
+
+
+def read_pods(doc, node_group: dict[str, str], groups: dict[str, _Group], errors: list[str],
+              source: str = "pods.json") -> tuple[list[dict], dict[str, str], int]:
+    """(workloads, tenant -> queue, GPU pods read) from the active GPU pods."""
+    owners: dict[tuple[str, str], dict] = {}
+    tenant_queue: dict[str, str] = {}
+    pods_read = 0
+    for i, pod in enumerate(_items(doc, source, errors)):
+        where = _Where(source, i, pod)
+        if not isinstance(pod, dict) or pod.get("kind", "Pod") != "Pod" or not str(pod.get("apiVersion", "v1")).startswith("v1"):
+            errors.append(f"{where}: kind: expected a v1 Pod")
+            continue
+        meta = pod.get("metadata") or {}
+        if not meta.get("name") or not meta.get("namespace"):
+            errors.append(f"{where}: metadata: a pod needs a name and a namespace (use kubectl get pods -A -o json)")
+            continue
+        if (pod.get("status") or {}).get("phase", "Pending") not in ACTIVE_PHASES:
+            continue
+        try:
+            request = _pod_request(pod)
+        except ObjectInvalid as exc:
+            errors.append(f"{where}: {exc}")
+            continue
+        if request is None:
+            continue
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node and node not in node_group:
+            errors.append(f"{where}: spec.nodeName: {node!r} is not a GPU node of nodes.json")
+            continue
+        group = groups[node_group[node]] if node else None
+        if request.mig_profile and group is not None:
+            family = GPU_SPECS[group.gpu].mig_family
+            if request.mig_profile.replace(".me", "+me") not in migmod.PROFILES[family]:
+                errors.append(f"{where}: resources: nvidia.com/mig-{request.mig_profile} is not a MIG profile of {group.gpu}")
+                continue
+        pods_read += 1
+        namespace = meta["namespace"]
+        name, kind = _owner(pod)
+        queue = _queue_of(pod)
+        if queue:
+            tenant_queue.setdefault(namespace, queue)
+        entry = owners.setdefault((namespace, name), {"kind": kind, "pods": [], "priority": (pod.get("spec") or {}).get("priority") or 0})
+        entry["pods"].append((request, group.name if group else None))
+    workloads = []
+    for (namespace, name), entry in owners.items():
+        request, group_name = entry["pods"][0]
+        groups_used = {g for _, g in entry["pods"]}
+        unit: dict = {}
+        if request.mig_profile:
+            unit["mig_profile"] = request.mig_profile.replace(".me", "+me")
+        if request.cores is not None:
+            unit["gpucores"] = max(0, min(100, request.cores))
+        if request.fraction is not None and request.fraction < 1:
+            unit["gpu_fraction"] = request.fraction
+        memory_gib = request.memory_mib / 1024 if request.memory_mib else None
+        common: dict = {"name": f"{namespace}-{name}"[:120], "tenant": namespace, "priority": int(entry["priority"]), "unit": unit}
+        if len(groups_used) == 1 and group_name:
+            common["node_group"] = group_name
+        if entry["kind"] == "service":
+            workload = {"kind": "inference", **common, "replicas": len(entry["pods"]), "gpus_per_replica": request.gpus,
+                        "model_memory_gib": memory_gib or 16.0, **SERVICE_DEFAULTS}
+        else:
+            count = len(entry["pods"])
+            workload = {"kind": "training" if count > 1 else "batch", **common, "workers": count,
+                        "gpus_per_worker": request.gpus, "duration": "horizon"}
+            if memory_gib:
+                workload["memory_gib"] = memory_gib
+        workloads.append(workload)
+    return workloads, tenant_queue, pods_read
+
+
+def read_queues(doc, pools: list[dict], errors: list[str], source: str = "queues.json") -> dict:
+    """Kueue ClusterQueues (+ LocalQueues, ResourceFlavors) or Volcano Queues -> control plane parts."""
+    items = _items(doc, source, errors)
+    kinds = defaultdict(list)
+    for i, obj in enumerate(items):
+        kind = obj.get("kind") if isinstance(obj, dict) else None
+        group = str(obj.get("apiVersion", "")).split("/")[0] if isinstance(obj, dict) else ""
+        if (group, kind) not in {("kueue.x-k8s.io", "ClusterQueue"), ("kueue.x-k8s.io", "LocalQueue"),
+                                 ("kueue.x-k8s.io", "ResourceFlavor"), ("scheduling.volcano.sh", "Queue")}:
+            errors.append(f"{_where(source, i, obj)}: kind: expected a Kueue ClusterQueue, LocalQueue or ResourceFlavor, "
+                          f"or a Volcano Queue")
+            continue
+        kinds[f"{group}/{kind}"].append((i, obj))
+    out: dict = {}
+    flavor_groups: dict[str, list[str] | None] = {}
+    for i, flavor in kinds["kueue.x-k8s.io/ResourceFlavor"]:
+        labels = (flavor.get("spec") or {}).get("nodeLabels") or {}
+        chosen = sorted(p["pool"] for p in pools if all(p["labels"].get(k) == v for k, v in labels.items()))
+        if labels and not chosen:
+            errors.append(f"{_where(source, i, flavor)}: spec.nodeLabels: select no GPU node of nodes.json")
+        flavor_groups[flavor["metadata"]["name"]] = chosen if labels else None
+    cluster_queues = []
+    for i, obj in kinds["kueue.x-k8s.io/ClusterQueue"]:
+        try:
+            cluster_queues.append(kueue_cluster_queue(obj, flavor_groups))
+        except ObjectInvalid as exc:
+            errors.append(f"{_where(source, i, obj)}: {exc}")
+    local = {}
+    for i, obj in kinds["kueue.x-k8s.io/LocalQueue"]:
+        try:
+            _ns, name, cq = kueue_local_queue(obj)
+        except ObjectInvalid as exc:
+            errors.append(f"{_where(source, i, obj)}: {exc}")
+            continue
+        if name != cq:
+            local[name] = cq
+    if cluster_queues:
+        out["kueue"] = {"cluster_queues": cluster_queues, "local_queues": local}
+    volcano = []
+    for i, obj in kinds["scheduling.volcano.sh/Queue"]:
+        try:
+            volcano.append(volcano_queue(obj))
+        except ObjectInvalid as exc:
+            errors.append(f"{_where(source, i, obj)}: {exc}")
+    if volcano:
+        out["volcano"] = volcano
+    return out
+
+
+def cluster_scenario(nodes, pods, queues=None, *, name: str = "imported-cluster", horizon: str = "24h") -> dict:
+    """The snapshot as a scenario document; SnapshotInvalid lists every problem."""
+    from scheduler_core.scenario import ScenarioError, parse_scenario
+
+    errors: list[str] = []
+    groups, node_group, cpu_only = read_nodes(nodes, errors)
+    if not groups and not errors:
+        errors.append("nodes.json: no GPU node (no node carries nvidia.com/gpu.product or GPU capacity)")
+    by_name = {g.name: g for g in groups}
+    workloads, tenant_queue, pods_read = read_pods(pods, node_group, by_name, errors)
+    pools = [{"pool": g.name, "labels": g.labels or {}} for g in groups]
+    control = read_queues(queues, pools, errors) if queues is not None else {}
+    if errors:
+        raise SnapshotInvalid(errors)
+
+    first = groups[0].data_plane
+    stack: dict = {"name": f"{name} (as found)", "data_plane": first,
+                   "node_group_data_plane": {g.name: g.data_plane for g in groups if g.data_plane != first},
+                   "control_plane": {"scheduler": "kube-default"}}
+    tenants = sorted({w["tenant"] for w in workloads})
+    tenant_docs = [{"name": x, **({"queue": tenant_queue[x]} if x in tenant_queue else {})} for x in tenants]
+    cp = stack["control_plane"]
+    if "kueue" in control:
+        cp["admission"], cp["kueue"] = "kueue", control["kueue"]
+    if "volcano" in control:
+        known = {q["name"] for q in control["volcano"]}
+        extra = [{"name": q} for q in sorted({d.get("queue", d["name"]) for d in tenant_docs} - known) if q == "default"]
+        cp["scheduler"], cp["volcano"] = "volcano", {"queues": control["volcano"] + extra}
+    for w in workloads:
+        if w.get("duration") == "horizon":
+            w["duration"] = horizon  # running jobs hold their GPUs for the whole horizon: a snapshot has no end times
+    document = {
+        "name": name,
+        "description": (f"Imported cluster snapshot: {sum(len(g.nodes) for g in groups)} GPU nodes in {len(groups)} groups "
+                        f"({cpu_only} CPU-only nodes skipped), {pods_read} active GPU pods as {len(workloads)} workloads "
+                        f"of {len(tenants)} tenants. Jobs hold their GPUs for the horizon and services carry no "
+                        "traffic until arrival_rate, service_time and slo are set."),
+        "horizon": horizon,
+        "pool": {"node_groups": [{"name": g.name, "count": len(g.nodes), "gpu": g.gpu, "gpus_per_node": g.gpus_per_node,
+                                  "racks": max(1, min(len(g.nodes), len(g.racks))), **({"mig": g.mig} if g.mig else {})}
+                                 for g in groups]},
+        "stack": stack,
+        "tenants": tenant_docs,
+        "workloads": workloads,
+    }
+    try:
+        parse_scenario(document, source="cluster snapshot")
+    except ScenarioError as exc:
+        raise SnapshotInvalid([f"scenario {loc}: {msg}" for loc, msg in exc.errors]) from None
+    return document

@@ -1,0 +1,43 @@
+from pathlib import Path
+
+import yaml
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from placement.services.cluster_import import decode_snapshot_file, snapshot_scenario
+
+
+class Command(BaseCommand):
+    help = ("Turn `kubectl get nodes -o json`, `kubectl get pods -A -o json` and optionally Kueue ClusterQueues/"
+            "LocalQueues/ResourceFlavors or Volcano Queues (one JSON list) into a scenario YAML. Every problem is "
+            "reported per object and nothing is written unless the whole snapshot is understood.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("nodes")
+        parser.add_argument("pods")
+        parser.add_argument("queues", nargs="?")
+        parser.add_argument("-o", "--output", help="scenario file to write (default: print to stdout)")
+        parser.add_argument("--name", default="imported-cluster")
+        parser.add_argument("--horizon", default="24h", help="how long to simulate, e.g. 12h")
+
+    def handle(self, *args, nodes, pods, queues, output, name, horizon, **options):
+        try:
+            docs = [decode_snapshot_file(self._read(path), label) if path else None
+                    for path, label in ((nodes, "nodes"), (pods, "pods"), (queues, "queues"))]
+            document = snapshot_scenario(*docs, name=name, horizon=horizon)
+        except ValidationError as exc:
+            lines = [f"{field}: {message}" for field, messages in exc.message_dict.items() for message in messages]
+            raise CommandError("nothing written:\n" + "\n".join(lines)) from None
+        text = yaml.safe_dump(document, sort_keys=False, width=120)
+        if output:
+            Path(output).write_text(text, encoding="utf-8")
+            self.stderr.write(f"wrote {output}: {document['description']}")
+        else:
+            self.stdout.write(text)
+
+    @staticmethod
+    def _read(path: str) -> bytes:
+        try:
+            return Path(path).read_bytes()
+        except OSError as exc:
+            raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
