@@ -2,9 +2,9 @@
 
 * :func:`export_scenario`: a scenario with its stack applied (what the simulator ran) -> the
   Kubernetes objects and Helm values per pool and per chosen project (:class:`Export`).
-* :func:`read_export`: the cluster part of an export (pools, data planes, queues) back into a
+* :func:`readback.read_export`: the cluster part of an export (pools, data planes, queues) back into a
   scenario document, for the round trip.
-* :func:`cluster_scenario`: ``kubectl get nodes/pods -o json`` (+ Kueue ClusterQueues or Volcano
+* :func:`cluster_import.cluster_scenario`: ``kubectl get nodes/pods -o json`` (+ Kueue ClusterQueues or Volcano
   Queues) -> a scenario document; :class:`SnapshotInvalid` lists per-object errors.
 """
 

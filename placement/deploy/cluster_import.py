@@ -13,7 +13,7 @@ unless the whole snapshot is understood: callers save nothing partial.
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 from scheduler_core import mig as migmod

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from scheduler_core.scenario import InferenceWorkload, Scenario, TrainingWorkload
 
+from scheduler_core.hardware import MIB_PER_GIB
+
 from placement.deploy import targets as t
 from placement.deploy.bundle import ExportFile
 from placement.deploy.control_plane import namespace_of, priority_class
 from placement.deploy.data_plane import ExportError
-from scheduler_core.hardware import MIB_PER_GIB
 
 SCHEDULER_NAMES = {"kube-default": "default-scheduler", "volcano": "volcano", "kai": "kai-scheduler",
                    "coscheduling": "scheduler-plugins-scheduler"}
@@ -53,7 +54,6 @@ class _Pod:
 
     def __init__(self, scenario: Scenario, spec, request, claim_template: str | None):
         cp = scenario.stack.control_plane
-        dp = scenario.stack.data_plane_for(spec.node_group) if spec.node_group else scenario.stack.data_plane
         tenant = next(x for x in scenario.tenant_list() if x.name == spec.tenant)
         self.queue = tenant.queue_name
         self.labels: dict[str, str] = {"app.kubernetes.io/name": spec.name}
@@ -92,7 +92,6 @@ class _Pod:
             container["resources"] = {"claims": [{"name": "gpu"}]}
             self.pod_spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": claim_template}]
         self.container = container
-        _ = dp
 
     def template(self, restart_policy: str | None = None, container_name: str = "main") -> dict:
         spec = {**self.pod_spec, "containers": [{**self.container, "name": container_name}]}

@@ -47,6 +47,8 @@ CRDS = {
 CORE_GROUPS = {"v1", "apps/v1", "batch/v1", "resource.k8s.io/v1"}
 HELM_CHARTS = {"gpu-operator": "values.yaml", "hami": "values.yaml", "k8s-dra-driver-gpu": "values.yaml",
                "k8s-device-plugin": "values.yaml"}
+# Charts whose values.yaml is not in ../shared/schemas: the only keys the export may set there.
+UNCHECKED_VALUES = {"kai-scheduler": {"global": {"gpuSharing"}}}
 
 
 def _close(schema):
@@ -102,6 +104,11 @@ def chart_defaults(chart: str) -> dict:
 def values_errors(chart: str, values: dict) -> list[str]:
     """Key paths of `values` that the chart's values.yaml does not have (Helm ignores them silently)."""
     errors: list[str] = []
+    if chart in UNCHECKED_VALUES:  # no stored values.yaml: allow only the documented keys (KAI README: global.gpuSharing)
+        allowed = UNCHECKED_VALUES[chart]
+        return [f"{chart}: {key}: not a documented key" for key in values if key not in allowed] + [
+            f"{chart}: {key}.{sub}: not a documented key" for key in values if key in allowed
+            for sub in values[key] if sub not in allowed[key]]
 
     def walk(given, default, path):
         for key, value in given.items():
