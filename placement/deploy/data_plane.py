@@ -33,17 +33,14 @@ class PoolPlan:
     count: int
     gpu: str
     gpus_per_node: int
-    racks: int
-    interconnect: str
-    numa_nodes: int
+    hardware: dict  # the rest of the node group (racks, interconnect, NUMA, NICs): facts about the nodes
     mechanism: str
     labels: dict[str, str] = field(default_factory=dict)
     mig_config: str | None = None
 
     def as_dict(self) -> dict:
         return {"pool": self.name, "nodes": self.count, "gpu": self.gpu, "gpusPerNode": self.gpus_per_node,
-                "racks": self.racks, "interconnect": self.interconnect, "numaNodes": self.numa_nodes,
-                "mechanism": self.mechanism, "labels": self.labels}
+                "hardware": self.hardware, "mechanism": self.mechanism, "labels": self.labels}
 
 
 def mig_parted_entries(group: NodeGroup, scenario: Scenario) -> list[dict]:
@@ -96,8 +93,8 @@ def pool_plans(scenario: Scenario) -> list[PoolPlan]:
     for group in scenario.pool.node_groups:
         dp = scenario.stack.data_plane_for(group.name)
         labels = {t.POOL_LABEL: group.name, t.GPU_PRODUCT: GFD_PRODUCTS[group.gpu]}
-        plan = PoolPlan(group.name, group.count, group.gpu, group.gpus_per_node, group.racks, group.link,
-                        group.numa_nodes, dp.mechanism, labels)
+        hardware = group.model_dump(mode="json", exclude={"name", "count", "gpu", "gpus_per_node", "mig"}, exclude_defaults=True)
+        plan = PoolPlan(group.name, group.count, group.gpu, group.gpus_per_node, hardware, dp.mechanism, labels)
         if group.mig:
             plan.mig_config = _mig_config_name(group)
             labels[t.MIG_CONFIG] = plan.mig_config

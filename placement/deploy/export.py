@@ -55,7 +55,7 @@ def _readme(name: str, scenario: Scenario, plans, files: list[ExportFile]) -> st
         labels = " ".join(f"{k}={v}" for k, v in p.labels.items() if k != t.GPU_PRODUCT)
         lines.append(f"- **{p.name}** ({p.count} x {p.gpus_per_node} {p.gpu}, {p.mechanism}): "
                      f"`kubectl label node <node> {labels}`"
-                     + (f"; racks carry `{t.RACK_LABEL}=<rack>`" if p.racks > 1 else ""))
+                     + (f"; racks carry `{t.RACK_LABEL}=<rack>`" if p.hardware.get("racks", 1) > 1 else ""))
     lines += ["", f"`{t.GPU_PRODUCT}` is set by GPU Feature Discovery; it is listed in atlas-export.yaml for checking.",
               "", "## Files, in apply order", ""]
     lines += [f"- `{f.path}`" + (f": {f.note}" if f.note else "") for f in files]

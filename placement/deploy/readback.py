@@ -58,7 +58,7 @@ def read_export(export: Export, demand: Scenario) -> dict:
     for pool in plan["pools"]:
         labels = pool["labels"]
         group: dict = {"name": pool["pool"], "count": pool["nodes"], "gpu": pool["gpu"], "gpus_per_node": pool["gpusPerNode"],
-                       "racks": pool["racks"], "interconnect": pool["interconnect"], "numa_nodes": pool["numaNodes"]}
+                       **pool["hardware"]}
         if t.MIG_CONFIG in labels:
             group["mig"] = mig_settings(mig_configs[labels[t.MIG_CONFIG]], pool["gpu"], slot_choice)
         groups.append(group)
