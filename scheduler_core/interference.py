@@ -91,8 +91,9 @@ def node_uplink(node, gpus: set[int], params: "ModelParameters") -> float:
 
     NCCL runs one channel per NIC; each GPU uses the NICs on its own PCIe switch (shared with the
     job's other GPUs there).  A GPU with no local NIC reaches all of them through the socket
-    interconnect (x ``cross_numa_factor``).  Every GPU carries the same share of the ring, so the
-    node's uplink is the number of the job's GPUs times the smallest per-GPU share."""
+    interconnect (x ``cross_numa_factor``).  A GPU's share is capped by its PCIe link.  Every GPU
+    carries the same share of the ring, so the node's uplink is the number of the job's GPUs
+    times the smallest per-GPU share."""
     per_nic = node.nic_gbs if node.nic_gbs is not None else params.inter_node_bandwidth_gbs
     users = [len(loc & gpus) for loc in node.nic_gpus]
     worst = math.inf
@@ -102,7 +103,8 @@ def node_uplink(node, gpus: set[int], params: "ModelParameters") -> float:
             share = sum(per_nic / users[t] for t in mine)
         else:
             share = len(node.nic_gpus) * per_nic * params.cross_numa_factor / len(gpus)
-        worst = min(worst, share)
+        # GPUDirect RDMA goes through the GPU's own PCIe link: no GPU pushes more than that.
+        worst = min(worst, share, params.pcie_bandwidth_gbs)
     return len(gpus) * worst
 
 
