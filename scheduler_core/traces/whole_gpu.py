@@ -31,7 +31,6 @@ one coalesced scheduling pass per instant (``SCHEDULE``).
 
 from __future__ import annotations
 
-import bisect
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
@@ -40,6 +39,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from scheduler_core.engine import Environment, Priority
+from scheduler_core.traces.las_queue import LasQueue
 from scheduler_core.traces.records import MILLI, TraceJob
 
 __all__ = ["WholeGpuConfig", "WholeGpuResult", "replay_whole_gpu"]
@@ -188,7 +188,7 @@ class _Replay:
             self.queue: deque[int] = deque()
         else:
             self.thr = [h * 3600.0 for h in cfg.las_thresholds_gpu_h]
-            self.levels: list[list[int]] = [[] for _ in range(len(self.thr) + 1)]
+            self.las = LasQueue(self.k, len(self.thr) + 1, cap)
         arrive = self._arrive
         for i, j in enumerate(jobs):
             env.schedule(j.submit_s, Priority.ARRIVAL, arrive, i)
@@ -204,7 +204,7 @@ class _Replay:
         if self.cfg.policy == "fifo":
             self.queue.append(i)
         else:
-            self.levels[0].append(i)  # arrivals come in index order
+            self.las.arrive(i)
         self._request_pass()
 
     def _complete(self, i: int) -> None:
@@ -222,8 +222,7 @@ class _Replay:
             self.demote_ev[i] = None
         del self.running[i]
         if self.cfg.policy == "las":
-            lvl = self.levels[self.level[i]]
-            del lvl[bisect.bisect_left(lvl, i)]
+            self.las.finish(i)
         self._request_pass()
 
     def _start(self, i: int) -> None:
@@ -276,10 +275,8 @@ class _Replay:
     def _demote(self, i: int) -> None:
         self.demote_ev[i] = None
         self._sync(i)
-        old = self.levels[self.level[i]]
-        del old[bisect.bisect_left(old, i)]
         self.level[i] += 1
-        bisect.insort(self.levels[self.level[i]], i)
+        self.las.demote(i)
         self._schedule_demotion(i)
         self._request_pass()
 
@@ -307,25 +304,12 @@ class _Replay:
         self.queue = keep
 
     def _pass_las(self) -> None:
-        k = self.k
-        cap = self.cfg.capacity
-        chosen: list[int] = []
-        for lvl in self.levels:
-            for i in lvl:
-                if k[i] <= cap:
-                    chosen.append(i)
-                    cap -= k[i]
-                    if cap == 0:
-                        break
-            if cap == 0:
-                break
-        running = self.running
-        keep = set(chosen)
-        for i in [i for i in running if i not in keep]:
+        # Greedy in (level, arrival) order over every job, computed incrementally (las_queue.py).
+        starts, stops = self.las.decide()
+        for i in stops:
             self._preempt(i)
-        for i in chosen:
-            if i not in running:
-                self._start(i)
+        for i in starts:
+            self._start(i)
 
 
 def replay_whole_gpu(jobs: Sequence[TraceJob], config: WholeGpuConfig | None = None, **overrides) -> WholeGpuResult:
