@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
@@ -69,7 +70,8 @@ def reviewer(db):
 
 @pytest.fixture
 def kueue_data() -> dict:
-    return yaml.safe_load((CATALOG_DIR / "kueue.yaml").read_text())
+    """Kueue's catalog entry as a client would send it: JSON types (YAML's dates become strings)."""
+    return json.loads(json.dumps(yaml.safe_load((CATALOG_DIR / "kueue.yaml").read_text()), default=str))
 
 
 @pytest.fixture
