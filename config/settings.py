@@ -136,6 +136,9 @@ WHITENOISE_USE_FINDERS = True
 ATLAS_CATALOG_DIR = BASE_DIR / "fixtures" / "catalog"
 # Reading needs a login unless this opens read access to anonymous users (the embedded default does).
 ATLAS_ANONYMOUS_READ = env_bool("ATLAS_ANONYMOUS_READ", True)
+# The embed pages (/embed/map/, /embed/stacks/<id>/) are framed by other portals, whose visitors
+# have no Atlas login: this opens them (read-only) to anonymous visitors whatever the read rule.
+ATLAS_PUBLIC_EMBEDS = env_bool("ATLAS_PUBLIC_EMBEDS", True)
 
 # The API's project list pages are cached per process and re-check the catalog version at most
 # this often (seconds); 0 checks on every request.

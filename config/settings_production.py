@@ -15,6 +15,8 @@ SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if len(SECRET_KEY) < 50 or SECRET_KEY.startswith("dev-only"):
     raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set to a random value of at least 50 characters")
 ATLAS_ANONYMOUS_READ = env_bool("ATLAS_ANONYMOUS_READ", False)  # noqa: F405
+# Explicit: set ATLAS_PUBLIC_EMBEDS=1 so portals can frame /embed/ pages for visitors without a login.
+ATLAS_PUBLIC_EMBEDS = env_bool("ATLAS_PUBLIC_EMBEDS", False)  # noqa: F405
 
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)  # noqa: F405
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -88,10 +88,23 @@ def read_catalog_dir(directory: Path, vocabulary: CatalogVocabulary | None = Non
             where = f"line {mark.line + 1}" if mark else "(document)"
             errors.append(CatalogError(path.name, where, f"not valid YAML: {getattr(exc, 'problem', exc)}"))
             continue
+        except UnicodeDecodeError as exc:
+            errors.append(CatalogError(path.name, "(document)",
+                                       f"not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"))
+            continue
+        except OSError as exc:
+            errors.append(CatalogError(path.name, "(document)", f"cannot read: {exc.strerror or exc}"))
+            continue
+        except RecursionError:
+            errors.append(CatalogError(path.name, "(document)", "nested too deeply to read"))
+            continue
         try:
             doc = parse_document(data, path.name, vocabulary)
         except CatalogInvalid as exc:
             errors.extend(exc.errors)
+            continue
+        except RecursionError:
+            errors.append(CatalogError(path.name, "(document)", "nested too deeply to validate"))
             continue
         if doc.slug in by_slug:
             errors.append(CatalogError(path.name, "slug", f"duplicate slug {doc.slug!r} (also in {files_by_slug[doc.slug]})"))

@@ -81,6 +81,13 @@ class AtlasPagination(LimitOffsetPagination):
     def get_offset(self, request):
         return self._strict(request, self.offset_query_param, 0)
 
+    def get_schema_operation_parameters(self, view):
+        # The schema refuses what _strict refuses: negative values.
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            parameter["schema"]["minimum"] = 0
+        return parameters
+
 
 class AtlasMetadata(SimpleMetadata):
     """OPTIONS answers for every view. Views whose bodies are pydantic models (compare, compose,

@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django_filters.rest_framework import DjangoFilterBackend
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import filters, generics, status
 from rest_framework.response import Response
 
@@ -112,6 +112,8 @@ def _check_storable(document: dict) -> None:
         raise DjangoValidationError(errors)
 
 
+@extend_schema_view(get=extend_schema(parameters=[OpenApiParameter(
+    "stack", {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}, description="Saved stack id.")]))
 class SimulationList(AtlasViewMixin, generics.ListAPIView):
     serializer_class = SimulationRunSerializer
     extra_error_codes = (429, 503)

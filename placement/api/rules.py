@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import generics
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import exceptions, generics
 from rest_framework.response import Response
 
 from placement.api.base import AtlasViewMixin, parse_body
+from placement.api.errors import ErrorSerializer
 from placement.rules.models import (
     ComparisonResult,
     CompareRequest,
@@ -57,6 +58,14 @@ class ComposeView(_RulesView):
     def post(self, request):
         result = rules_services.compose_stacks(parse_body(ComposeRequest, request.data))
         return Response(result.model_dump(mode="json"))
+
+    @extend_schema(
+        request=None,
+        responses={405: OpenApiResponse(ErrorSerializer, description="Compose takes a body: POST it.")},
+        description="Not allowed: compose needs a request body, so it is POST only (405, the JSON error body).",
+    )
+    def get(self, request):
+        raise exceptions.MethodNotAllowed("GET", detail="Compose takes a ComposeRequest body: use POST.")
 
 
 @extend_schema(

@@ -49,6 +49,10 @@ def user_roles(user) -> set[str]:
 
 
 def can(user, action: str) -> bool:
+    if action == "read_embed":
+        # Embeds are read-only pages portals frame; ATLAS_PUBLIC_EMBEDS opens them to anonymous
+        # visitors even where reading otherwise needs a login (production).
+        return bool(getattr(settings, "ATLAS_PUBLIC_EMBEDS", False)) or can(user, "read")
     if action == "read" and getattr(settings, "ATLAS_ANONYMOUS_READ", False):
         return True
     if action == "read" and user is not None and user.is_authenticated:

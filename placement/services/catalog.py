@@ -9,7 +9,7 @@ from django.db import transaction
 from placement.catalog_files import CatalogInvalid, read_catalog_dir, write_catalog_dir
 from placement.models import Capability, Layer, Map, Project, ProjectFacet, ProjectLayer, Revision
 from placement.schemas import CatalogVocabulary, ProjectDocument, builtin_vocabulary
-from placement.selectors.catalog import catalog_documents
+from placement.selectors.catalog import catalog_documents, project_document
 
 
 def vocabulary_sync(vocabulary: CatalogVocabulary) -> None:
@@ -97,8 +97,16 @@ def catalog_import(directory: Path, *, vocabulary: CatalogVocabulary | None = No
         vocabulary_sync(vocabulary)
         layers = _layer_ids()
         existing = {p.slug: p for p in Project.objects.filter(slug__in=[d.slug for d in documents])}
-        saved = [_write(existing.get(doc.slug) or Project(), doc, layers) for doc in documents]
-        # The import is history too: each file becomes an accepted revision.
+        saved, changed = [], []
+        for doc in documents:
+            project = existing.get(doc.slug)
+            if project is not None and project.accepted and _unchanged(project, doc):
+                saved.append(project)  # same document: no new version, no new revision
+                continue
+            project = _write(project or Project(), doc, layers)
+            saved.append(project)
+            changed.append((project, doc))
+        # The import is history too: each changed file becomes an accepted revision.
         Revision.objects.bulk_create(
             Revision(
                 project=project,
@@ -108,9 +116,13 @@ def catalog_import(directory: Path, *, vocabulary: CatalogVocabulary | None = No
                 reason=f"Imported from {Path(directory).name}/{doc.slug}.yaml",
                 status=Revision.ACCEPTED,
             )
-            for project, doc in zip(saved, documents)
+            for project, doc in changed
         )
         return saved
+
+
+def _unchanged(project: Project, doc: ProjectDocument) -> bool:
+    return project_document(project).model_dump(mode="json") == doc.model_dump(mode="json")
 
 
 def catalog_export(directory: Path) -> list[Path]:

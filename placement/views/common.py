@@ -11,16 +11,22 @@ from django.shortcuts import render
 from placement.services.access import can
 
 
-def read_required(view):
-    """Pages need a login unless ATLAS_ANONYMOUS_READ opens them."""
+def _login_unless(action: str):
+    def decorator(view):
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            if not can(request.user, action):
+                return redirect_to_login(request.get_full_path())
+            return view(request, *args, **kwargs)
 
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not can(request.user, "read"):
-            return redirect_to_login(request.get_full_path())
-        return view(request, *args, **kwargs)
+        return wrapper
 
-    return wrapper
+    return decorator
+
+
+# Pages need a login unless ATLAS_ANONYMOUS_READ opens them; embeds also open with ATLAS_PUBLIC_EMBEDS.
+read_required = _login_unless("read")
+embed_read_required = _login_unless("read_embed")
 
 
 def action_required(action: str):

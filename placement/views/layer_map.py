@@ -27,7 +27,7 @@ from placement.selectors.layer_map import (
     layer_map_groups,
     stack_choices,
 )
-from placement.views.common import read_required
+from placement.views.common import embed_read_required, read_required
 
 
 class LayerMapFilterForm(forms.Form):
@@ -108,7 +108,7 @@ def layer_map_list(request):
 
 
 @xframe_options_exempt
-@read_required
+@embed_read_required
 def embed_map(request):
     """Read-only map for iframes: no navigation, no forms; the URL carries the same filters."""
     context = _map_context(request)
@@ -117,7 +117,7 @@ def embed_map(request):
 
 
 @xframe_options_exempt
-@read_required
+@embed_read_required
 def embed_stack(request, pk: int):
     """Read-only stack for iframes: its slots, contract checks and its overlay on the layer map."""
     stack = get_object_or_404(Stack, pk=pk)

@@ -101,3 +101,27 @@ def test_docs_pages_load_only_local_sidecar_assets(api, url):
     for asset in scripts:
         assert api.get(asset).status_code == 200, asset
     assert "/api/schema/" in html
+
+
+def _parameter(schema: dict, path: str, name: str) -> dict:
+    return next(p for p in schema["paths"][path]["get"]["parameters"] if p["name"] == name)["schema"]
+
+
+def test_the_schema_refuses_what_the_api_refuses(schema, architect):
+    from tests.api.conftest import assert_error_body, session_client
+
+    client = session_client(architect)
+    for path in ("/api/v1/projects/", "/api/v1/simulations/", "/api/v1/revisions/"):
+        for name in ("offset", "limit"):
+            assert _parameter(schema, path, name)["minimum"] == 0, (path, name)
+        assert_error_body(client.get(f"{path}?offset=-1"), 400, "offset")
+    assert _parameter(schema, "/api/v1/simulations/", "stack")["minimum"] == 1
+    assert_error_body(client.get("/api/v1/simulations/?stack=0"), 400, "stack")
+
+
+def test_get_on_compose_documents_and_answers_its_405(schema, architect):
+    from tests.api.conftest import assert_error_body, session_client
+
+    assert "405" in schema["paths"]["/api/v1/stacks/compose/"]["get"]["responses"]
+    body = assert_error_body(session_client(architect).get("/api/v1/stacks/compose/"), 405)
+    assert "use POST" in body["detail"]

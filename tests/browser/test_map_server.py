@@ -246,7 +246,25 @@ def test_embeds_may_be_framed_and_have_no_navigation_or_forms(client, stack):
     assert client.get("/embed/stacks/999999/").status_code == 404
 
 
-def test_embeds_follow_the_read_policy(client, settings):
+def test_embeds_follow_the_read_policy_unless_public_embeds_are_on(client, settings, stack):
     settings.ATLAS_ANONYMOUS_READ = False
+    settings.ATLAS_PUBLIC_EMBEDS = False
     assert client.get("/embed/map/").status_code == 302
     assert client.get("/map/").status_code == 302
+    settings.ATLAS_PUBLIC_EMBEDS = True  # a portal frames the embeds for visitors without a login
+    assert client.get("/embed/map/").status_code == 200
+    assert client.get(f"/embed/stacks/{stack.pk}/").status_code == 200
+    assert client.get("/map/").status_code == 302 and client.get(f"/stacks/{stack.pk}/").status_code == 302
+
+
+def test_production_settings_state_the_public_embed_choice_explicitly():
+    import importlib
+    import os
+    from unittest import mock
+
+    env = {"DJANGO_SECRET_KEY": "x" * 60, "DJANGO_ALLOWED_HOSTS": "atlas.example"}
+    with mock.patch.dict(os.environ, env):
+        production = importlib.reload(importlib.import_module("config.settings_production"))
+        assert production.ATLAS_PUBLIC_EMBEDS is False
+    with mock.patch.dict(os.environ, {**env, "ATLAS_PUBLIC_EMBEDS": "1"}):
+        assert importlib.reload(production).ATLAS_PUBLIC_EMBEDS is True

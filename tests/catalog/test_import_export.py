@@ -85,3 +85,42 @@ def test_import_records_an_accepted_revision_per_project():
     accepted = project.revisions.filter(status=Revision.ACCEPTED)
     assert accepted.count() == project.version
     assert accepted.first().reason.startswith("Imported from catalog/kueue.yaml")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"slug: kueue\nname: Caf\xe9\n", "zz-latin1.yaml: (document): not UTF-8 text: byte 0xe9 at offset 21"),
+        (("slug: deep\nplacement: " + "[" * 100_000 + "]" * 100_000 + "\n").encode(), "zz-deep.yaml: (document): nested too deeply"),
+    ],
+    ids=["non-utf-8", "nested-100000-deep"],
+)
+def test_an_unreadable_file_is_named_with_the_reason_not_a_traceback(tmp_path, content, reason):
+    directory = copy_catalog(tmp_path)
+    name = reason.split(":")[0]
+    (directory / name).write_bytes(content)
+    before = snapshot()
+    err = StringIO()
+    with pytest.raises(CommandError, match="nothing was imported"):
+        call_command("import_catalog", str(directory), stderr=err)
+    assert reason in err.getvalue()
+    assert "Traceback" not in err.getvalue()
+    assert snapshot() == before
+
+
+@pytest.mark.django_db
+def test_reimporting_unchanged_files_keeps_versions_and_adds_no_revisions(tmp_path):
+    directory = copy_catalog(tmp_path)
+    before = snapshot()
+    revisions_before = Revision.objects.count()
+    call_command("import_catalog", str(directory), stdout=StringIO())
+    assert snapshot() == before
+    assert Revision.objects.count() == revisions_before
+    kueue = yaml.safe_load((directory / "kueue.yaml").read_text())
+    kueue["name"] = "Kueue (renamed)"
+    (directory / "kueue.yaml").write_text(yaml.safe_dump(kueue))
+    version = Project.objects.get(slug="kueue").version
+    call_command("import_catalog", str(directory), stdout=StringIO())
+    assert Project.objects.get(slug="kueue").version == version + 1
+    assert Revision.objects.count() == revisions_before + 1
