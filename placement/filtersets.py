@@ -5,6 +5,7 @@ from django.db.models import Exists, OuterRef, Q
 
 from placement.models import Capability, Project, ProjectFacet, ProjectLayer
 from placement.schemas import (
+    CncfStatus,
     ENFORCEMENT_POINT_LABELS,
     RESOURCE_UNIT_LABELS,
     EnforcementPoint,
@@ -52,10 +53,16 @@ class ProjectFilterSet(django_filters.FilterSet):
     )
     capability = django_filters.ChoiceFilter(label="Capability", choices=_capability_choices, method="filter_capability")
     kind = django_filters.ChoiceFilter(label="Kind", choices=[(k.value, k.value) for k in Kind])
+    cncf = django_filters.ChoiceFilter(
+        label="CNCF status", choices=[(c.value, c.value) for c in CncfStatus], method="filter_cncf"
+    )
+    status = django_filters.ChoiceFilter(
+        label="Upstream status", choices=[("active", "active"), ("archived", "archived")], method="filter_status"
+    )
 
     class Meta:
         model = Project
-        fields = ["q", "plane", "layer", "unit", "enforcement", "capability", "kind"]
+        fields = ["q", "plane", "layer", "unit", "enforcement", "capability", "kind", "cncf", "status"]
 
     def filter_text(self, queryset, name, value: str):
         terms = value.lower().split()
@@ -79,3 +86,9 @@ class ProjectFilterSet(django_filters.FilterSet):
 
     def filter_capability(self, queryset, name, value: str):
         return queryset.filter(_facet(ProjectFacet.CAPABILITY, value))
+
+    def filter_cncf(self, queryset, name, value: str):
+        return queryset.filter(_facet(ProjectFacet.CNCF, value))
+
+    def filter_status(self, queryset, name, value: str):
+        return queryset.filter(_facet(ProjectFacet.STATUS, value))

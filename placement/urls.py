@@ -1,6 +1,6 @@
 from django.urls import path
 
-from placement.views import assets, catalog, decisions, deploy, evidence, layer_map, review, stacks
+from placement.views import assets, catalog, decisions, deploy, evidence, landscape, layer_map, review, stacks
 
 urlpatterns = [
     path("", catalog.home, name="home"),
@@ -21,6 +21,8 @@ urlpatterns = [
     path("revisions/<int:pk>/reject/", review.revision_reject, name="revision-reject"),
     path("revisions/<int:pk>/rebase/", review.revision_rebase, name="revision-rebase"),
     path("revisions/<int:pk>/restore/", review.revision_restore, name="revision-restore"),
+    path("landscape/", landscape.landscape, name="landscape"),
+    path("landscape.csv", landscape.landscape_export_csv, name="landscape-csv"),
     path("compare/", stacks.compare, name="compare"),
     path("compose/", stacks.compose, name="compose"),
     path("stacks/", stacks.stack_list, name="stack-list"),

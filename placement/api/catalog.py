@@ -210,6 +210,7 @@ class ProjectList(AtlasViewMixin, generics.ListAPIView):
             resource_units=KeyTransform("resource_units", "placement"),
             enforcement_points=KeyTransform("enforcement_points", "placement"),
             capabilities=KeyTransform("capabilities", "placement"),
+            landscape=KeyTransform("landscape", "placement"),
         )  # fmt: skip
         page = self.paginate_queryset(rows)
         links: dict[int, list[dict]] = {row["id"]: [] for row in page}

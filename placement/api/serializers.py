@@ -104,6 +104,10 @@ class ProjectListSerializer(serializers.Serializer):
     resource_units = serializers.ListField(child=serializers.CharField())
     enforcement_points = serializers.ListField(child=serializers.CharField())
     capabilities = serializers.ListField(child=serializers.CharField())
+    landscape = serializers.JSONField(
+        allow_null=True,
+        help_text="License, repository, CNCF status, vendor, latest release, Kubernetes versions, archived, as_of, evidence.",
+    )
     updated_at = serializers.DateTimeField()
     url = serializers.CharField()
 
@@ -123,6 +127,7 @@ def project_row(row: dict, layers: list[dict]) -> dict:
         "resource_units": row["resource_units"] or [],
         "enforcement_points": row["enforcement_points"] or [],
         "capabilities": row["capabilities"] or [],
+        "landscape": row.get("landscape"),
         "updated_at": row["updated_at"].isoformat().replace("+00:00", "Z"),
         "url": f"/api/v1/projects/{row['slug']}/",
     }

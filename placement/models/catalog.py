@@ -103,6 +103,8 @@ class ProjectFacet(models.Model):
     UNIT = "unit"
     ENFORCEMENT = "enforcement"
     CAPABILITY = "capability"
+    CNCF = "cncf"  # landscape CNCF status
+    STATUS = "status"  # "archived" when the landscape metadata says so, else "active"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="facets")
     facet = models.CharField(max_length=20)

@@ -63,11 +63,15 @@ class MapFilters:
     capability: str = ""
     pending: bool = False
     stack: int | None = None
+    cncf: str = ""  # CNCF status (sandbox, incubating, graduated, none)
+    archived: bool = False  # archived projects are hidden unless asked for
 
     def params(self) -> list[tuple[str, str]]:
         """The filter state as URL parameters, in a fixed order, defaults left out (view kept)."""
         items = [("view", self.view)]
-        items += [(k, getattr(self, k)) for k in ("unit", "enforcement", "capability") if getattr(self, k)]
+        items += [(k, getattr(self, k)) for k in ("unit", "enforcement", "capability", "cncf") if getattr(self, k)]
+        if self.archived:
+            items.append(("archived", "1"))
         if self.pending:
             items.append(("pending", "1"))
         if self.stack:
@@ -79,7 +83,7 @@ class MapFilters:
 
     @property
     def active(self) -> bool:
-        return bool(self.unit or self.enforcement or self.capability or self.pending)
+        return bool(self.unit or self.enforcement or self.capability or self.pending or self.cncf or self.archived)
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,8 @@ class MapProject:
     enforcement: tuple[str, ...]
     capabilities: tuple[str, ...]
     accepted: bool = True
+    cncf_status: str = ""
+    archived: bool = False
     pending: bool = False  # has a proposal waiting for review (or is a new, not yet accepted project)
     matches: bool = True  # False for stack members shown only because the overlay needs them
 
@@ -170,6 +176,8 @@ def _map_project(project: Project, placement: dict, *, pending: bool) -> MapProj
             units=tuple(placement.get("resource_units") or ()),
             enforcement=tuple(placement.get("enforcement_points") or ()),
             capabilities=tuple(placement.get("capabilities") or ()),
+            cncf_status=(placement.get("landscape") or {}).get("cncf_status", ""),
+            archived=bool((placement.get("landscape") or {}).get("archived")),
             accepted=project.accepted,
             pending=pending,
         )
@@ -183,6 +191,10 @@ def _matches(p: MapProject, filters: MapFilters) -> bool:
     if filters.enforcement and filters.enforcement not in p.enforcement:
         return False
     if filters.capability and filters.capability not in p.capabilities:
+        return False
+    if filters.cncf and filters.cncf != p.cncf_status:
+        return False
+    if p.archived and not filters.archived:
         return False
     if filters.pending and not p.pending:
         return False
@@ -391,6 +403,8 @@ def _hover(data: LayerMapData, placed: Placed) -> str:
     p = placed.project
     where = data.layer_names.get((data.view.slug, placed.band), placed.band)
     lines = [f"<b>{_escape(p.name)}</b> · {placed.role} placement: {_escape(where)}"]
+    if p.cncf_status:
+        lines.append(f"CNCF: {_escape(p.cncf_status)}" + (" · <i>archived</i>" if p.archived else ""))
     if p.pending:
         lines.append("<i>" + ("new project, pending review" if not p.accepted else "change pending review") + "</i>")
     lines.append("<b>Promise:</b> " + _wrap(p.promise))

@@ -61,6 +61,10 @@ def project_index_refresh(project: Project, doc: ProjectDocument, layers: dict[t
     facets = [ProjectFacet(project=project, facet=ProjectFacet.UNIT, value=u.value) for u in p.resource_units]
     facets += [ProjectFacet(project=project, facet=ProjectFacet.ENFORCEMENT, value=e.value) for e in p.enforcement_points]
     facets += [ProjectFacet(project=project, facet=ProjectFacet.CAPABILITY, value=c) for c in p.capabilities]
+    if p.landscape is not None:
+        facets.append(ProjectFacet(project=project, facet=ProjectFacet.CNCF, value=p.landscape.cncf_status.value))
+    archived = p.landscape is not None and p.landscape.archived
+    facets.append(ProjectFacet(project=project, facet=ProjectFacet.STATUS, value="archived" if archived else "active"))
     ProjectFacet.objects.bulk_create(facets)
 
 

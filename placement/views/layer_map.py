@@ -27,6 +27,7 @@ from placement.selectors.layer_map import (
     layer_map_groups,
     stack_choices,
 )
+from placement.schemas import CncfStatus
 from placement.views.common import embed_read_required, read_required
 
 
@@ -36,6 +37,10 @@ class LayerMapFilterForm(forms.Form):
     enforcement = forms.ChoiceField(label="Enforcement point", required=False)
     capability = forms.ChoiceField(label="Capability", required=False)
     pending = forms.BooleanField(label="Pending review only", required=False)
+    cncf = forms.ChoiceField(
+        label="CNCF status", required=False, choices=[("", "any")] + [(c.value, c.value) for c in CncfStatus]
+    )
+    archived = forms.BooleanField(label="Show archived projects", required=False)
     stack = forms.TypedChoiceField(label="Lay a saved stack over the map", required=False, coerce=int, empty_value=None)
 
     def __init__(self, *args, **kwargs):
@@ -56,6 +61,8 @@ class LayerMapFilterForm(forms.Form):
             capability=data.get("capability") or "",
             pending=bool(data.get("pending")),
             stack=data.get("stack") or None,
+            cncf=data.get("cncf") or "",
+            archived=bool(data.get("archived")),
         )
 
 
