@@ -52,7 +52,7 @@ def trace(figure: dict, name: str) -> dict:
     ("architecture", ["device-discovery", "scheduling-decision", "node-execution", "cluster-governance"], ["data", "control", "platform"]),
 ])
 def test_each_view_places_every_accepted_project_once_as_primary_plus_its_secondaries(view, rows, columns):
-    data = layer_map_data(MapFilters(view=view))
+    data = layer_map_data(MapFilters(view=view, archived=True))  # archived projects shown too
     assert [b.code for b in data.rows] == rows and [b.code for b in data.columns] == columns
     accepted = list(Project.objects.filter(accepted=True))
     placed = placements(data)
@@ -104,7 +104,9 @@ def test_the_list_groups_the_same_placement_by_layer():
 def test_facet_filters_keep_only_matching_projects(field, value, facet):
     data = layer_map_data(MapFilters(**{field: value}))
     slugs = {p.slug for p in data.projects}
-    expected = {p.slug for p in Project.objects.filter(accepted=True) if value in p.placement[facet]}
+    # archived projects (landscape metadata) stay off the map unless asked for
+    expected = {p.slug for p in Project.objects.filter(accepted=True)
+                if value in p.placement[facet] and not p.placement["landscape"]["archived"]}
     assert slugs == expected and 0 < len(slugs) < Project.objects.filter(accepted=True).count()
 
 
