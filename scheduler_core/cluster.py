@@ -57,16 +57,22 @@ class DeviceRequest:
     cores: int = 0
     fraction: float = 0.0
     profile: str | None = None
+    cpu: float = 0.0  # host CPU cores per pod (0: not requested)
+    host_gib: float = 0.0  # host memory per pod, GiB
 
     def quota_usage(self) -> dict[str, float]:
         """Per-pod quota consumption, keyed by resource name (Kueue/Volcano/KAI accounting)."""
         if self.kind == "hami":
-            return {GPU: float(self.count), "nvidia.com/gpumem": float(self.memory_mib)}
-        if self.kind == "fraction":
-            return {GPU: self.fraction}
-        if self.kind == "dra":
-            return {self.resource: float(self.count)}
-        return {self.resource: float(self.count)}
+            out = {GPU: float(self.count), "nvidia.com/gpumem": float(self.memory_mib)}
+        elif self.kind == "fraction":
+            out = {GPU: self.fraction}
+        else:
+            out = {self.resource: float(self.count)}
+        if self.cpu:
+            out["cpu"] = self.cpu
+        if self.host_gib:
+            out["memory"] = self.host_gib
+        return out
 
     def gpu_units(self) -> float:
         """Size in GPU-equivalents for GPU-denominated policies (Volcano/KAI queues, fairness).
@@ -81,6 +87,10 @@ class DeviceRequest:
         return float(self.count)
 
     def describe(self) -> str:
+        host = (f" + {self.cpu:g} CPU" if self.cpu else "") + (f" + {self.host_gib:g} GiB host" if self.host_gib else "")
+        return self._describe_device() + host
+
+    def _describe_device(self) -> str:
         if self.kind == "hami":
             return f"{self.count}x vGPU ({self.memory_mib / MIB_PER_GIB:.0f} GiB, {self.cores}% cores)"
         if self.kind == "fraction":
@@ -195,6 +205,8 @@ class Node:
         self.cordoned = False
         self.reconfiguring = False
         self.pods: list = []  # pods bound here (opaque to the device layer)
+        self.cpu_free: float | None = None  # host CPU cores / memory GiB left (None: not modelled)
+        self.host_gib_free: float | None = None
         self.advertised: dict[str, int] = {}
         self.free: dict[str, int] = {}
         self.inventory_warnings: list[str] = []
@@ -282,7 +294,17 @@ class Node:
 
     # -- scheduler view ------------------------------------------------------
     def fit_count(self, req: DeviceRequest) -> int:
-        """How many pods with ``req`` the scheduler believes fit here now."""
+        """How many pods with ``req`` the scheduler believes fit here now (devices, then host CPU/memory)."""
+        k = self.device_fit_count(req)
+        if k and (req.cpu or req.host_gib):
+            if req.cpu and self.cpu_free is not None:
+                k = min(k, int(self.cpu_free / req.cpu + 1e-9))
+            if req.host_gib and self.host_gib_free is not None:
+                k = min(k, int(self.host_gib_free / req.host_gib + 1e-9))
+        return k
+
+    def device_fit_count(self, req: DeviceRequest) -> int:
+        """How many pods with ``req`` the node's devices hold now (host resources aside)."""
         if req.kind == "count":
             return self.free.get(req.resource, 0) // req.count
         if req.kind == "hami":
@@ -344,6 +366,10 @@ class Node:
         return None
 
     def commit(self, pod, req: DeviceRequest, contexts: list[DeviceContext]) -> None:
+        if self.cpu_free is not None:
+            self.cpu_free -= req.cpu
+        if self.host_gib_free is not None:
+            self.host_gib_free -= req.host_gib
         for c in contexts:
             if req.kind in ("count", "dra"):
                 c.used_slots += 1
@@ -364,6 +390,10 @@ class Node:
         self.pods.append(pod)
 
     def release(self, pod, req: DeviceRequest, contexts: list[DeviceContext]) -> None:
+        if self.cpu_free is not None:
+            self.cpu_free += req.cpu
+        if self.host_gib_free is not None:
+            self.host_gib_free += req.host_gib
         for c in contexts:
             if req.kind in ("count", "dra"):
                 c.used_slots -= 1

@@ -67,6 +67,9 @@ class NodeGroup(_Model):
     nic_numa: Literal["spread"] | int = Field(
         "spread", description="NICs split evenly over the NUMA nodes ('spread') or all on this one socket")
     mig: list[MigSetting] = Field(default_factory=list)
+    cpu: float | None = Field(None, gt=0, description="allocatable CPU cores per node (unset: CPU not modelled)")
+    memory_gib: float | None = Field(None, gt=0, description="allocatable host memory per node in GiB "
+                                                             "(unset: host memory not modelled)")
 
     def rack_of(self, i: int) -> str:
         """Rack name of node ``i``: contiguous blocks over ``racks``."""
@@ -457,6 +460,10 @@ class TrainingWorkload(_Model):
     tenant: str = "default"
     count: int = Field(1, ge=1)
     arrival: Arrival = Field(default_factory=Arrival)
+    cpu: float = Field(0.0, ge=0, description="CPU cores each pod requests (counts on nodes with `cpu` and "
+                                        "in Kueue quotas for `cpu`)")
+    host_memory_gib: float = Field(0.0, ge=0, description="host memory each pod requests in GiB (Kueue "
+                                                          "resource `memory`, in GiB)")
     priority: int = 0
     created_early: Duration = Field(0.0, ge=0, description="the Workload object exists this long before it "
                                     "arrives (Kueue compares creation times in LowerOrNewerEqualPriority)")
@@ -507,6 +514,10 @@ class InferenceWorkload(_Model):
     kind: Literal["inference"] = "inference"
     name: str
     tenant: str = "default"
+    cpu: float = Field(0.0, ge=0, description="CPU cores each pod requests (counts on nodes with `cpu` and "
+                                        "in Kueue quotas for `cpu`)")
+    host_memory_gib: float = Field(0.0, ge=0, description="host memory each pod requests in GiB (Kueue "
+                                                          "resource `memory`, in GiB)")
     priority: int = 0
     replicas: int = Field(1, ge=1)
     start: Duration = 0.0

@@ -8,6 +8,7 @@ index), so adding an entry never changes the draws of another.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from typing import TYPE_CHECKING
@@ -205,7 +206,14 @@ def _mig_auto_profile(family: str, memory_mib: float, present: set[str]) -> str 
 
 def translate_request(spec, gpus_per_pod: int, declared_mib: float, dp: DataPlane, groups: list[NodeGroup],
                       present_profiles: set[str]) -> DeviceRequest:
-    """Turn a workload's needs into the per-pod request its data plane understands."""
+    """Turn a workload's needs into the per-pod request its data plane understands, with its host CPU/memory."""
+    req = _device_request(spec, gpus_per_pod, declared_mib, dp, groups, present_profiles)
+    cpu, host = getattr(spec, "cpu", 0.0), getattr(spec, "host_memory_gib", 0.0)
+    return dataclasses.replace(req, cpu=cpu, host_gib=host) if (cpu or host) else req
+
+
+def _device_request(spec, gpus_per_pod: int, declared_mib: float, dp: DataPlane, groups: list[NodeGroup],
+                    present_profiles: set[str]) -> DeviceRequest:
     mech = dp.mechanism
     unit = spec.unit
     family = groups[0].spec.mig_family

@@ -61,6 +61,7 @@ class ClusterSimulation(BindingPhase, RunningPhase, TerminationPhase, MemoryPhas
                 node = Node(name, g.name, len(self.nodes), g.rack_of(i), g.spec, g.gpus_per_node, g.link,
                             g.numa_nodes, dp, layouts)
                 node.set_nics(g.nics or g.gpus_per_node, g.nic_gbps / 8.0 if g.nic_gbps else None, g.nic_numa)
+                node.cpu_free, node.host_gib_free = g.cpu, g.memory_gib
                 self.nodes.append(node)
                 self.node_by_name[name] = node
                 self.groups.setdefault(g.name, []).append(node)

@@ -26,22 +26,34 @@ UNSCHEDULABLE = "node(s) were unschedulable"
 PLUGIN_TAINT = "node(s) had untolerated taint {nvidia.com/gpu.device-plugin: not-ready}"
 
 
-def node_reason(sim: "ClusterSimulation", node: "Node", wl: "Workload") -> str | None:
-    """Why one pod of ``wl`` cannot go to ``node`` now; None if it fits."""
+def node_reasons(sim: "ClusterSimulation", node: "Node", wl: "Workload") -> list[str]:
+    """Why one pod of ``wl`` cannot go to ``node`` now (every failing resource, as NodeResourcesFit
+    lists them); empty if it fits."""
     if wl.node_group is not None and node.group != wl.node_group:
-        return SELECTOR
+        return [SELECTOR]
     if not node.up:
-        return UNREACHABLE
+        return [UNREACHABLE]
     if node.cordoned or node.reconfiguring:
-        return UNSCHEDULABLE
+        return [UNSCHEDULABLE]
     req = wl.request
     if not node.plugin_ready:
         if node.mechanism == "dra":
-            return "cannot allocate all claims"
+            return ["cannot allocate all claims"]
         if sim.cp.respect_device_plugin_readiness:
-            return PLUGIN_TAINT
+            return [PLUGIN_TAINT]
     if node.fit_count(req) > 0:
-        return None
+        return []
+    out = []
+    if req.cpu and node.cpu_free is not None and node.cpu_free + 1e-9 < req.cpu:
+        out.append("Insufficient cpu")
+    if req.host_gib and node.host_gib_free is not None and node.host_gib_free + 1e-9 < req.host_gib:
+        out.append("Insufficient memory")
+    if not out or node.device_fit_count(req) == 0:
+        out.append(_device_reason(node, req))
+    return out
+
+
+def _device_reason(node: "Node", req) -> str:
     if req.kind == "count":
         return f"Insufficient {req.resource}"
     if req.kind == "hami":
@@ -80,12 +92,13 @@ def unschedulable(sim: "ClusterSimulation", wl: "Workload", siblings_fill: bool 
     """
     counts: dict[str, int] = {}
     for node in sim.nodes:
-        why = node_reason(sim, node, wl)
-        if why is None:
+        whys = node_reasons(sim, node, wl)
+        if not whys:
             if not siblings_fill:
                 return None
-            why = _short(wl)
-        counts[why] = counts.get(why, 0) + 1
+            whys = [_short(wl)]
+        for why in whys:  # kube counts every failing resource of a node
+            counts[why] = counts.get(why, 0) + 1
     parts = ", ".join(f"{n} {why}" for why, n in sorted(counts.items()))
     return f"0/{len(sim.nodes)} nodes are {wording}: {parts}."
 
