@@ -249,10 +249,13 @@ def create_in_order(family: str, names: Sequence[str], driver_slot_choice: SlotC
         prof = profile(fam, name)
         slot = _driver_slot(layout, prof, driver_slot_choice)
         if slot is None:
-            blockers = sorted({str(p) for p in layout.placements if any(s in p.slices for st in prof.allowed_starts
-                                                                       for s in range(st, st + prof.memory_slices))})
-            why = f"allowed starts {', '.join(map(str, prof.allowed_starts))} blocked by {', '.join(blockers)}" if blockers \
-                else "instance or compute-slice limit reached"
+            if layout.counts().get(prof.name, 0) >= prof.max_instances:
+                why = f"{prof.name} allows at most {prof.max_instances} instance(s) per GPU"
+            else:  # memory is the only other limit: (d) never binds once (a)-(b) hold (facts §1.1)
+                blockers = sorted({str(p) for p in layout.placements
+                                   if any(s in p.slices for st in prof.allowed_starts
+                                          for s in range(st, st + prof.memory_slices))})
+                why = f"allowed starts {', '.join(map(str, prof.allowed_starts))} blocked by {', '.join(blockers)}"
             raise MigLayoutError(f"cannot create {prof.name} after [{layout}]: {why} (creation order matters)")
         layout = MigLayout(fam, tuple(sorted(layout.placements + (MigPlacement(slot, prof),))))
     return layout
