@@ -44,7 +44,7 @@ from placement.rules.context import (
     unit_label,
     validated,
 )
-from placement.rules.contracts import contract_checks
+from placement.rules.contracts import binder_conflict, contract_checks, failed_point, required_binder_conflicts
 from placement.rules.data import SlotName
 from placement.rules.explain import (
     explain_score,
@@ -111,9 +111,17 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
     # secondary layer (Koordinator's device handoff, Volcano's queues) come along with their scheduler role.
     acceptable = {u for spec in ctx.pools for u in acceptable_units(ctx, spec)}
     scheduling = top_cluster(ctx, SlotName.SCHEDULING_POLICY, cluster[SlotName.SCHEDULING_POLICY], acceptable, set())
+    sensitive = graph.rules.binder_sensitive
+
+    def unusable(opt: PoolOption) -> str | None:
+        if opt.handoff not in sensitive and opt.data_plane not in sensitive:
+            return None
+        reasons = [binder_conflict(ctx, sched, [opt.handoff, opt.data_plane], opt) for sched in scheduling]
+        return None if not reasons or not all(reasons) else reasons[0]
+
     pool_options: list[list[PoolOption]] = []
     for spec in ctx.pools:
-        options = options_for_pool(ctx, spec, set(scheduling))
+        options = options_for_pool(ctx, spec, set(scheduling), unusable)
         pool_options.append(options)
         if not options:
             failures.append(diagnose_pool(ctx, spec))
@@ -173,6 +181,9 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
                         + (f"one pool ({ctx.pools[0].name})." if len(ctx.pools) < 2 else "no pool slot for both.")),
                 rejected=[Rejection(project=b, reason=f"Conflicts with {a}.")],
             ))
+
+    # a required scheduler and a required project whose webhook hands the pods to another scheduler
+    failures.extend(required_binder_conflicts(ctx))
 
     stacks: list[Stack] = []
     excluded: Counter[str] = Counter()
@@ -278,7 +289,13 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
             stacks.append(to_stack(ctx, cand, i + 1, why_rank(ctx, cand, i + 1, chosen[i - 1] if i else None)))
         if not chosen:
             common = "; ".join(f"{reason} ({n}x)" for reason, n in excluded.most_common(5)) or "no combination of them is possible"
-            failures.append(SlotFailure(slot=None, reason=f"Every combination of the remaining candidates fails: {common}."))
+            # the contract failure that names the most required projects, then the most frequent
+            contract_reasons = [(sum(slug in r for slug in ctx.required), n, r) for r, n in excluded.items() if failed_point(r)]
+            broken = max(contract_reasons)[2] if contract_reasons else None
+            reason = f"Every combination of the remaining candidates fails: {common}."
+            if broken:  # lead with the contract that breaks: it is what a reader must change
+                reason = f"{broken}. {reason}"
+            failures.append(SlotFailure(slot=None, contract_point=failed_point(broken) if broken else None, reason=reason))
 
     return ComposeResult(
         catalog_version=graph.version,

@@ -1,5 +1,15 @@
-"""Compose, step 2: contracts. Per pool and contract point, the interface that must hold between
-the stack's members; a failed check removes the combination.
+"""Compose, step 2: contracts. Per pool and contract point, the concrete interface that must hold
+between the stack's members (fixtures/rules/interfaces.yaml, each fact with its source):
+
+- Advertise: the resource names the device handoff publishes for the pool's unit;
+- Bind: exactly one scheduler binds the pool's pods (spec.schedulerName, and no member's webhook
+  rewrites it to another scheduler), and it understands the advertised names;
+- Allocate: exactly one device plugin or DRA driver per resource per node (an operator that ships
+  another one must have it disabled on the pool's nodes);
+- Quota: the admission layer counts the advertised names;
+- Workload admission: the admission layer integrates the workload API (suspend/admit, PodGroups).
+
+A failed check removes the combination; its reason names the field or resource and the source.
 """
 
 from __future__ import annotations
@@ -12,10 +22,40 @@ from placement.rules.context import (
     admission_units,
     unit_label,
 )
-from placement.rules.data import SlotName
+from placement.rules.data import ProjectInterface, SlotName
+from placement.rules.feasibility import mig_profile_name
 from placement.rules.graph import CONTROL_MAP
-from placement.rules.models import ContractCheck
-from placement.schemas import ContractPoint
+from placement.rules.models import CheckPoint, ContractCheck, Rejection, SlotFailure
+from placement.schemas import ContractPoint, ResourceUnit
+
+FAILS = {
+    CheckPoint.ADVERTISE: "Advertise fails",
+    CheckPoint.BIND: "Bind fails",
+    CheckPoint.ALLOCATE: "Allocate fails",
+    CheckPoint.QUOTA: "Quota fails",
+    CheckPoint.WORKLOAD_ADMISSION: "Workload admission fails",
+}
+
+
+def failed_point(reason: str) -> CheckPoint | None:
+    """The contract point a failure reason names (reasons start with FAILS' prefixes)."""
+    return next((point for point, prefix in FAILS.items() if reason.startswith(prefix)), None)
+
+
+def _iface(ctx: Context, slug: str | None) -> ProjectInterface | None:
+    return ctx.graph.rules.interfaces.get(slug) if slug else None
+
+
+def resource_names(ctx: Context, opt: PoolOption) -> list[str]:
+    """The names the pool's handoff advertises for its unit, e.g. nvidia.com/mig-3g.40gb."""
+    iface = _iface(ctx, opt.handoff)
+    names = list(iface.advertises.get(opt.unit, ())) if iface else []
+    if not names:
+        return [f"{unit_label(opt.unit)} via {opt.handoff}"]
+    if not any("{mig}" in n for n in names):
+        return names
+    profile = mig_profile_name(ctx, opt.pool) or "<profile>"
+    return [n.replace("{mig}", profile) for n in names]
 
 
 def binders_of(ctx: Context, cand: Candidate, opt: PoolOption) -> list[str]:
@@ -27,6 +67,65 @@ def binders_of(ctx: Context, cand: Candidate, opt: PoolOption) -> list[str]:
     ]
 
 
+def _scheduler_binder(ctx: Context, sched: str | None) -> str | None:
+    iface = _iface(ctx, sched)
+    return (iface.binder if iface and iface.binder else sched) if sched else None
+
+
+def binder_conflict(ctx: Context, sched: str | None, members, opt: PoolOption) -> str | None:
+    """Two binders for the pool's pods, or a binder that cannot bind the handoff's resources."""
+    sensitive = ctx.graph.rules.binder_sensitive
+    involved = [m for m in members if m in sensitive]
+    if not involved:
+        return None
+    binder = _scheduler_binder(ctx, sched)
+    for slug in dict.fromkeys(involved):
+        iface = _iface(ctx, slug)
+        if iface and iface.rewrites_scheduler_name and sched not in iface.keeps:
+            return (f"Bind fails on the {opt.pool.name} pool: two binders - {slug}'s mutating webhook rewrites "
+                    f"spec.schedulerName of GPU pods to {iface.rewrites_scheduler_name}, so {sched}'s policy never sees "
+                    f"them ({iface.source})")
+    iface = _iface(ctx, opt.handoff)
+    if iface and iface.bound_by and binder not in iface.bound_by and sched not in iface.bound_by:
+        return (f"Bind fails on the {opt.pool.name} pool: {', '.join(resource_names(ctx, opt))} from {opt.handoff} are "
+                f"bound only by {', '.join(iface.bound_by)}, not by {sched} ({iface.source})")
+    return None
+
+
+def _stack_members(cand: Candidate, opt: PoolOption) -> list[str]:
+    """Members that run on the pool's nodes or cluster-wide."""
+    return [*cand.cluster.values(), *cand.supporting, opt.handoff, opt.data_plane]
+
+
+def required_binder_conflicts(ctx: Context) -> list[SlotFailure]:
+    """Required projects that put two binders on the pods: a scheduler that can only be in a stack as
+    its scheduler, and a project whose webhook rewrites spec.schedulerName to another one."""
+    graph, failures = ctx.graph, []
+    schedulers = [r for r in ctx.required
+                  if {s for s in graph.slots_of(r) if r in graph.slot_primary[s]} == {SlotName.SCHEDULING_POLICY}]
+    for sched in schedulers:
+        for other in ctx.required:
+            iface = _iface(ctx, other)
+            if other != sched and iface and iface.rewrites_scheduler_name and sched not in iface.keeps:
+                failures.append(SlotFailure(
+                    slot=SlotName.SCHEDULING_POLICY, contract_point=CheckPoint.BIND,
+                    reason=(f"Bind fails: {sched} and {other} are both required, and {other}'s mutating webhook rewrites "
+                            f"spec.schedulerName of GPU pods to {iface.rewrites_scheduler_name}: two binders claim the "
+                            f"pool's pods ({iface.source})."),
+                    rejected=[Rejection(project=other, reason=f"Its webhook sets spec.schedulerName: {iface.rewrites_scheduler_name}.")],
+                ))
+    return failures
+
+
+def integration_conflict(ctx: Context, adm: str | None, workload: str | None) -> str | None:
+    """The workload API runs past the admission layer when the admission layer does not integrate it."""
+    iface = _iface(ctx, adm)
+    if not workload or not iface or not iface.integrations or workload == adm or workload in iface.integrations:
+        return None
+    return (f"Workload admission fails: {adm} has no integration for {ctx.facts(workload).ref.name} workloads "
+            f"(it admits {', '.join(iface.integrations)}), so they would run without being admitted ({iface.source})")
+
+
 def contract_failure(ctx: Context, cand: Candidate) -> str | None:
     adm = cand.cluster.get(SlotName.ADMISSION_QUOTA)
     sched = cand.cluster.get(SlotName.SCHEDULING_POLICY)
@@ -36,37 +135,100 @@ def contract_failure(ctx: Context, cand: Candidate) -> str | None:
             return f"Advertise fails: {h.slug} does not advertise {label}"
         if not binders_of(ctx, cand, opt):
             return f"Bind fails: {sched} cannot bind {label}"
+        conflict = binder_conflict(ctx, sched, _stack_members(cand, opt), opt)
+        if conflict:
+            return conflict
         if adm is not None and opt.unit not in admission_units(ctx.facts(adm)):
-            return f"Bind fails: {adm} cannot count {label} in quota"
+            return f"Quota fails: {adm} cannot count {label} ({', '.join(resource_names(ctx, opt))}) in quota"
         if opt.unit not in h.role_units(ContractPoint.ALLOCATE):
             return f"Allocate fails: {h.slug} does not allocate {label}"
+        extra = _extra_allocator(ctx, cand, opt)
+        if extra and not extra[1]:
+            return f"Allocate fails on the {opt.pool.name} pool: {extra[0]} deploys a second device plugin that cannot be disabled"
+    return integration_conflict(ctx, adm, cand.cluster.get(SlotName.WORKLOAD_UNIT))
+
+
+def peripheral_failure(ctx: Context, cand: Candidate) -> str | None:
+    """The checks an optional slot can break: a member whose webhook adds a binder, an unintegrated workload API."""
+    sched = cand.cluster.get(SlotName.SCHEDULING_POLICY)
+    for opt in cand.pools:
+        conflict = binder_conflict(ctx, sched, _stack_members(cand, opt), opt)
+        if conflict:
+            return conflict
+    return integration_conflict(ctx, cand.cluster.get(SlotName.ADMISSION_QUOTA), cand.cluster.get(SlotName.WORKLOAD_UNIT))
+
+
+def _extra_allocator(ctx: Context, cand: Candidate, opt: PoolOption) -> tuple[str, str | None] | None:
+    """(operator, how to disable) for a member that ships a device plugin other than the pool's handoff."""
+    for slug in dict.fromkeys(m for m in _stack_members(cand, opt) if m):
+        iface = _iface(ctx, slug)
+        if iface and iface.ships_allocator and iface.ships_allocator not in (opt.handoff, opt.data_plane):
+            return slug, iface.disable_with
     return None
 
 
+def _check(point, opt, by, reason, names=(), source="") -> ContractCheck:
+    return ContractCheck(point=point, pool=opt.pool.name, unit=opt.unit, holds=True, by=[b for b in by if b],
+                         reason=reason, interface=list(names), source=source)
 
 
 def contract_checks(ctx: Context, cand: Candidate) -> list[ContractCheck]:
-    """The contract checks of a stack that will be returned, each with its reason."""
+    """The contract checks of a stack that will be returned (all hold: failing stacks were removed)."""
     checks: list[ContractCheck] = []
     adm = cand.cluster.get(SlotName.ADMISSION_QUOTA)
+    sched = cand.cluster.get(SlotName.SCHEDULING_POLICY)
     for opt in cand.pools:
-        unit, h = opt.unit, ctx.facts(opt.handoff)
-        label, pool = unit_label(unit), opt.pool.name
-        checks.append(ContractCheck(
-            point=ContractPoint.ADVERTISE, pool=pool, unit=unit, holds=True, by=[h.slug],
-            reason=f"{h.ref.name} advertises {label} on the {pool} pool's nodes: {h.role_how.get(ContractPoint.ADVERTISE, '')}",
-        ))
+        h, names = ctx.facts(opt.handoff), resource_names(ctx, opt)
+        h_iface = _iface(ctx, opt.handoff)
+        checks.append(_check(
+            CheckPoint.ADVERTISE, opt, [h.slug],
+            f"{h.ref.name} advertises {', '.join(names)} on the {opt.pool.name} pool's nodes: {h.role_how.get(ContractPoint.ADVERTISE, '')}",
+            names, h_iface.source if h_iface else "catalog contract_points"))
         binders = binders_of(ctx, cand, opt)
-        reason = " ".join(
-            f"{ctx.facts(s).ref.name} binds {label}: {ctx.facts(s).role_how.get(ContractPoint.BIND, '')}" for s in binders
-        )
-        if adm is not None:
-            reason += f" {ctx.facts(adm).ref.name} counts {label} in quota before pods are created."
-        checks.append(ContractCheck(point=ContractPoint.BIND, pool=pool, unit=unit, holds=True,
-                                    by=binders + ([adm] if adm and adm not in binders else []), reason=reason))
-        checks.append(ContractCheck(
-            point=ContractPoint.ALLOCATE, pool=pool, unit=unit, holds=True, by=[h.slug],
-            reason=f"{h.ref.name} allocates {label} to the container: {h.role_how.get(ContractPoint.ALLOCATE, '')}",
-        ))
+        s_iface = _iface(ctx, sched)
+        field = f"spec.schedulerName: {s_iface.scheduler_name}" if s_iface and s_iface.scheduler_name else f"spec.schedulerName: {sched}"
+        rewrites = [m for m in dict.fromkeys(x for x in _stack_members(cand, opt) if x)
+                    if (_iface(ctx, m) and _iface(ctx, m).rewrites_scheduler_name)]
+        note = ""
+        for m in rewrites[:1]:  # binder_conflict allows one rewrite, and only onto a kept scheduler
+            field = f"spec.schedulerName: {_iface(ctx, m).rewrites_scheduler_name} (set by {m}'s mutating webhook)"
+            note = (f" {_iface(ctx, m).rewrites_scheduler_name} is a {_scheduler_binder(ctx, sched)} with {m}'s extender, "
+                    f"so the pool's pods still have one binder.")
+        checks.append(_check(
+            CheckPoint.BIND, opt, binders,
+            f"One binder ({field}): " + " ".join(
+                f"{ctx.facts(s).ref.name} binds {', '.join(names)}: {ctx.facts(s).role_how.get(ContractPoint.BIND, '')}"
+                for s in binders) + note,
+            [field], s_iface.source if s_iface else "catalog contract_points"))
+        extra = _extra_allocator(ctx, cand, opt)
+        allocate = f"{h.ref.name} allocates {', '.join(names)} to the container: {h.role_how.get(ContractPoint.ALLOCATE, '')}"
+        if extra:
+            allocate += f" One allocator per resource: {extra[0]}'s own device plugin is disabled on these nodes ({extra[1]})."
+        checks.append(_check(CheckPoint.ALLOCATE, opt, [h.slug], allocate, names,
+                             (h_iface.source if h_iface else "catalog contract_points")))
+        if adm:
+            a_iface = _iface(ctx, adm)
+            if a_iface and opt.unit == ResourceUnit.DRA_DEVICE and a_iface.dra_quota:
+                how = a_iface.dra_quota
+            elif a_iface and a_iface.quota:
+                how = a_iface.quota.replace("{names}", ", ".join(names))
+            else:
+                how = f"{ctx.facts(adm).ref.name} counts {', '.join(names)} in quota"
+            checks.append(_check(CheckPoint.QUOTA, opt, [adm], f"{ctx.facts(adm).ref.name} counts the advertised names: {how}.",
+                                 names, a_iface.source if a_iface else "catalog contract_points"))
+    if adm and cand.pools:
+        opt = cand.pools[0]
+        a_iface = _iface(ctx, adm)
+        wl = cand.cluster.get(SlotName.WORKLOAD_UNIT)
+        if a_iface and a_iface.suspend:
+            what = ctx.facts(wl).ref.name if wl else "batch/Job and plain Pods/Deployments"
+            reason = f"{ctx.facts(adm).ref.name} admits {what}: {a_iface.suspend}."
+        elif a_iface and a_iface.integrations:
+            what = ("its own Jobs" if wl == adm else ctx.facts(wl).ref.name) if wl else "pods with its schedulerName (a PodGroup per pod)"
+            reason = f"{ctx.facts(adm).ref.name} admits {what} through PodGroups in its queues."
+        else:
+            reason = f"{ctx.facts(adm).ref.name} counts pods at creation; no suspend/admit step is needed."
+        checks.append(ContractCheck(point=CheckPoint.WORKLOAD_ADMISSION, pool="all", unit=opt.unit, holds=True,
+                                    by=list(dict.fromkeys(x for x in (wl, adm) if x)), reason=reason, interface=[],
+                                    source=a_iface.source if a_iface else "catalog"))
     return checks
-

@@ -106,6 +106,28 @@ class GangRule(_Data):
     source: str
 
 
+# --- interfaces.yaml -----------------------------------------------------------------------------
+
+
+class ProjectInterface(_Data):
+    """The concrete interface facts of one project (fixtures/rules/interfaces.yaml)."""
+
+    advertises: dict[ResourceUnit, list[str]] = Field(default_factory=dict)
+    binder: str | None = None
+    scheduler_name: str | None = None
+    inside: bool = False
+    rewrites_scheduler_name: str | None = None
+    keeps: list[str] = Field(default_factory=list)
+    bound_by: list[str] = Field(default_factory=list)
+    ships_allocator: str | None = None
+    disable_with: str | None = None
+    quota: str | None = None
+    dra_quota: str | None = None
+    integrations: list[str] = Field(default_factory=list)
+    suspend: str | None = None
+    source: str
+
+
 # --- comparison.yaml ------------------------------------------------------------------------------
 
 
@@ -248,6 +270,7 @@ class RulesData(_Data):
     unit_fit: list[UnitFit]
     mig_profiles: dict[str, dict[str, float]]
     mig_profiles_source: str
+    interfaces: dict[str, ProjectInterface] = Field(default_factory=dict)
 
     # lookups (computed once; the model is frozen)
     @functools.cached_property
@@ -261,6 +284,11 @@ class RulesData(_Data):
     def mig_profiles_for(self, model: str) -> dict[str, float]:
         wanted = model.strip().lower()
         return next((p for name, p in self.mig_profiles.items() if name.lower() == wanted), {})
+
+    @functools.cached_property
+    def binder_sensitive(self) -> frozenset[str]:
+        """Projects that decide who may bind (a webhook rewriting schedulerName, resources only some bind)."""
+        return frozenset(slug for slug, i in self.interfaces.items() if i.rewrites_scheduler_name or i.bound_by)
 
     @functools.cached_property
     def largest_gpu(self) -> GpuModel:
@@ -383,7 +411,7 @@ def read_rules(directory: Path | None = None, vocabulary: CatalogVocabulary | No
     """Read and cross-check the rules files of `directory` (default fixtures/rules)."""
     directory = Path(directory) if directory else RULES_DIR
     merged: dict = {}
-    for name in ("units.yaml", "comparison.yaml", "composition.yaml", "profiles.yaml", "feasibility.yaml"):
+    for name in ("units.yaml", "comparison.yaml", "composition.yaml", "profiles.yaml", "feasibility.yaml", "interfaces.yaml"):
         merged.update(_read(directory / name))
     rules = RulesData.model_validate(merged)
     problems = rules.problems(vocabulary or builtin_vocabulary())

@@ -216,7 +216,9 @@ def why_not(ctx: Context, stacks: list[Stack]) -> list[WhyNot]:
     graph = ctx.graph
     shown = {slug for stack in stacks for slug in stack.components}
     first: dict[str, tuple[SlotName, str]] = {}
-    for (slot, slug), reason in ctx.why_not.items():
+    # the workload's shape first: it holds whatever else is chosen; then constraints, conflicts, contracts
+    order = {"feasibility": 0, "constraint": 1, "conflict": 2, "contract": 3}
+    for (slot, slug), reason in sorted(ctx.why_not.items(), key=lambda kv: order.get(ctx.why_not_rule.get(kv[0]), 4)):
         first.setdefault(slug, (slot, reason))
     out: list[WhyNot] = []
     for slug in sorted(graph.projects):

@@ -87,6 +87,12 @@ def _mig_profile(ctx: Context, memory_gib: float) -> tuple[str, float] | None:
     return (fitting[0][1], fitting[0][0]) if fitting else None
 
 
+def mig_profile_name(ctx: Context, spec: PoolSpec) -> str | None:
+    """The MIG profile one replica of the pool's class gets (None without a class or a profile table)."""
+    found = _mig_profile(ctx, spec.workload.gpu_memory_gib) if spec.workload else None
+    return found[0] if found else None
+
+
 def unit_misfit(ctx: Context, spec: PoolSpec, unit: ResourceUnit) -> str | None:
     """Why one replica of the pool's workload class cannot run on `unit` (feasibility.yaml), or None."""
     w = spec.workload
@@ -132,7 +138,7 @@ def unit_size(ctx: Context, spec: PoolSpec, unit: ResourceUnit) -> str:
     if unit == ResourceUnit.MEMORY_COMPUTE_SHARE:
         cores = round(100 * min(1.0, w.gpus_per_replica))
         return f"{w.gpu_memory_gib:g} GiB memory cap + {cores}% cores on {w.whole_gpus} GPU{'s' if w.whole_gpus > 1 else ''} per replica"
-    return f"a {unit_label(unit).lower()} of {min(1.0, w.gpus_per_replica):g} GPU per replica"
+    return f"{min(1.0, w.gpus_per_replica):g} GPU as {unit_label(unit)} per replica"
 
 
 def best_few(ctx: Context, ranked: list[str], keep: set) -> list[str]:
@@ -141,7 +147,9 @@ def best_few(ctx: Context, ranked: list[str], keep: set) -> list[str]:
     return head + [s for s in ranked[TOP_POOL_OPTIONS:] if s in keep or s in ctx.required]
 
 
-def pool_options(ctx: Context, spec: PoolSpec, companions: set[str]) -> list[PoolOption]:
+def pool_options(ctx: Context, spec: PoolSpec, companions: set[str], unusable=None) -> list[PoolOption]:
+    """The pool's (unit, data plane, handoff) options, best first. `unusable(option)` gives why no
+    remaining scheduler can bind an option (contracts), so pruning never keeps only dead options."""
     graph, rules = ctx.graph, ctx.graph.rules
     primary_only = rules.slot[SlotName.DATA_PLANE_UNIT].unit_must_be_primary
     handoffs_all = placeable(ctx, SlotName.DEVICE_HANDOFF, not_excluded(
@@ -199,7 +207,14 @@ def pool_options(ctx: Context, spec: PoolSpec, companions: set[str]) -> list[Poo
                     continue
                 native = rules.native_handoff.points if ctx.facts(h).primary_unit == unit else 0.0
                 local = base + native + local_score(ctx, h) + (0.0 if dp in (None, h) else local_score(ctx, dp))
-                options.append(PoolOption(spec, unit, dp, h, local))
+                option = PoolOption(spec, unit, dp, h, local)
+                why = unusable(option) if unusable else None
+                if why:
+                    ctx.reject(SlotName.DEVICE_HANDOFF, h, why, "contract")
+                    if dp and dp != h:
+                        ctx.reject(SlotName.DATA_PLANE_UNIT, dp, why, "contract")
+                    continue
+                options.append(option)
     options.sort(key=lambda o: (-o.local, o.unit.value, o.data_plane or "", o.handoff))
     keep = options[:TOP_POOL_OPTIONS]
     for slug in ctx.required:  # a required project stays in the search

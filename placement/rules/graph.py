@@ -168,7 +168,11 @@ class CatalogGraph:
         return sets
 
     def slots_of(self, slug: str) -> list[SlotName]:
-        return [slot for slot in SlotName if self.eligible(slug, slot)]
+        memo = self._memo.setdefault("slots_of", {})
+        found = memo.get(slug)
+        if found is None:
+            found = memo[slug] = tuple(slot for slot in SlotName if self.eligible(slug, slot))
+        return list(found)
 
     def stats(self) -> dict[str, int]:
         kinds: dict[str, int] = {}

@@ -220,13 +220,25 @@ class PoolPlan(_Model):
     unit_size: str = Field("", description="What one replica gets of the unit, e.g. 'MIG 3g.40gb' or '2 whole GPUs'.")
 
 
+class CheckPoint(StrEnum):
+    """The contract points a composed stack is checked at (the catalog's three plus quota and workload admission)."""
+
+    ADVERTISE = "advertise"
+    BIND = "bind"
+    ALLOCATE = "allocate"
+    QUOTA = "quota"
+    WORKLOAD_ADMISSION = "workload_admission"
+
+
 class ContractCheck(_Model):
-    point: ContractPoint
-    pool: str
+    point: CheckPoint
+    pool: str = Field(description="The pool checked; `all` for stack-wide checks (workload admission).")
     unit: ResourceUnit
     holds: bool
     by: list[str] = Field(description="Slugs of the projects that make the contract hold.")
     reason: str
+    interface: list[str] = Field(default_factory=list, description="Resource names or fields the check is about, e.g. nvidia.com/mig-3g.40gb.")
+    source: str = Field("", description="Where the interface fact comes from (fixtures/rules/interfaces.yaml).")
 
 
 class SupportingComponent(_Model):
@@ -271,6 +283,7 @@ class SlotFailure(_Model):
     """Why a slot could not be filled (or why no combination works)."""
 
     slot: SlotName | None
+    contract_point: CheckPoint | None = Field(None, description="The contract point that cannot hold, when that is why.")
     pool: str | None = None
     reason: str
     rejected: list[Rejection] = Field(default_factory=list)

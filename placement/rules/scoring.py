@@ -20,7 +20,11 @@ from placement.rules.context import (
     keeps_default_scheduler,
     unit_label,
 )
-from placement.rules.contracts import contract_failure
+from placement.rules.contracts import (
+    binder_conflict,
+    contract_failure,
+    peripheral_failure,
+)
 from placement.rules.data import SlotName
 from placement.rules.graph import CONTROL_MAP
 from placement.schemas import ContractPoint, ResourceUnit
@@ -75,7 +79,7 @@ def evaluate(ctx: Context, cand: Candidate, contracts: bool = True) -> str | Non
     """Why the combination is impossible, or None after scoring it (numbers only). Optional slots do
     not take part in contract points, so adding one re-checks everything but the contracts."""
     reason = (secondary_only(ctx, cand) or support(ctx, cand) or conflict(ctx, cand)
-              or (contract_failure(ctx, cand) if contracts else None))
+              or (contract_failure(ctx, cand) if contracts else peripheral_failure(ctx, cand)))
     if reason:
         return reason
     rules = ctx.graph.rules
@@ -274,7 +278,10 @@ def combine(ctx: Context, cluster: Part, sched: str, adm: str, pools: tuple[Part
         if opt.unit not in cluster.binds and opt.unit not in p.binds:
             return None, f"Bind fails: {sched} cannot bind {unit_label(opt.unit)}"
         if opt.unit not in counted:
-            return None, f"Bind fails: {adm} cannot count {unit_label(opt.unit)} in quota"
+            return None, f"Quota fails: {adm} cannot count {unit_label(opt.unit)} in quota"
+        binders = binder_conflict(ctx, sched, cluster.everyone | p.everyone, opt)
+        if binders:
+            return None, binders
         caps = caps | p.caps
         costed = costed | p.costed
         bundled = bundled | p.bundled

@@ -309,6 +309,8 @@ def contract_edges(composition: dict) -> list[ContractEdge]:
             entry["reasons"].append(contract["reason"])
 
     for contract in composition.get("contracts") or ():
+        if contract.get("point") == "quota":  # the map draws the admission side of Bind (quota gates binding)
+            contract = {**contract, "point": "bind"}
         point, pool = contract.get("point"), contract.get("pool", "")
         by = list(contract.get("by") or ())
         if point == "advertise":

@@ -127,3 +127,20 @@ def test_readers_and_read_only_tokens_may_compare_and_compose(reader, architect)
         assert client.post("/api/v1/compare/", {"slugs": ["hami", "volcano"]}, format="json").status_code == 200
         assert client.post("/api/v1/stacks/compose/", {"profile": "training"}, format="json").status_code == 200
         assert client.get("/api/v1/stacks/compatible/?with=hami&profile=training").status_code == 200
+
+
+def test_requiring_hami_under_volcano_is_a_422_naming_the_bind_contract(api):
+    # HAMi's webhook rewrites schedulerName to hami-scheduler: two binders (domain-facts §3)
+    body = {"profile": "mixed", "constraints": {"require": ["hami", "volcano"]}}
+    errors = assert_error_body(api.post("/api/v1/stacks/compose/", body, format="json"), 422, "constraints.require")
+    assert "bind" in errors["detail"]
+    assert "schedulerName" in errors["errors"]["constraints.require"][0]
+
+
+def test_the_volcano_vgpu_plugin_repairs_shared_gpus_under_volcano(api):
+    body = {"profile": "mixed", "constraints": {"require": ["volcano"]}}
+    response = api.post("/api/v1/stacks/compose/", body, format="json")
+    assert response.status_code == 200, response.content
+    result = ComposeResult.model_validate(response.json())
+    shared = next(p for p in result.stacks[0].pools if p.name == "shared")
+    assert shared.device_handoff == "volcano-vgpu-device-plugin"
