@@ -3,6 +3,10 @@
 Order of the rules (first that applies wins):
 1. overlapping            one bundles the other (directly or through a bundle it ships)
 2. platform_vs_mechanism  exactly one of them is a platform (kind platform or platform plane)
+   cross_layer            one requires or delivers the other
+   alternative_handoff    both advertise and allocate on L4, one per device (conflict or disjoint units)
+   overlapping            different primary layers, but they own the same capabilities on a layer
+                          both sit on (placement/rules/overlap.py)
 3. cross_layer            not rivals: different layers (each one's primary control-plane layer is not
                           among the other's layers), or one requires the other, or one is a pure device
                           handoff delivering the unit the other (a mechanism) creates, or same layer
@@ -36,6 +40,16 @@ from placement.rules.models import (
     ContractRoleRef,
     GraphStep,
     PairVerdict,
+)
+from placement.rules.overlap import (
+    admission_join,
+    alternative_handoffs,
+    binder_note,
+    capability_axis_value,
+    handed_units,
+    is_control_plane,
+    overlaps,
+    unit_names,
 )
 from placement.schemas import (
     ENFORCEMENT_POINT_LABELS,
@@ -94,18 +108,24 @@ def delivers(graph: CatalogGraph, handoff: ProjectFacts, mechanism: ProjectFacts
     )
 
 
+def bundled(fa: ProjectFacts, fb: ProjectFacts) -> bool:
+    return fb.slug in fa.bundles_all or fa.slug in fb.bundles_all
+
+
 def verdict_of(graph: CatalogGraph, fa: ProjectFacts, fb: ProjectFacts) -> Verdict:
-    if fb.slug in fa.bundles_all or fa.slug in fb.bundles_all:
+    if bundled(fa, fb):
         return Verdict.OVERLAPPING
     if fa.is_platform != fb.is_platform:
         return Verdict.PLATFORM_VS_MECHANISM
-    if (
-        not same_layer(fa, fb)
-        or depends(fa, fb)
-        or delivers(graph, fa, fb)
-        or delivers(graph, fb, fa)
-        or not complementary_free(fa, fb)
-    ):
+    if depends(fa, fb) or delivers(graph, fa, fb) or delivers(graph, fb, fa):
+        return Verdict.CROSS_LAYER
+    if alternative_handoffs(fa, fb):
+        return Verdict.ALTERNATIVE_HANDOFF
+    if admission_join(graph, fa, fb):
+        return Verdict.CROSS_LAYER  # an admission layer and a workload API it admits: joined, not rivals
+    if not same_layer(fa, fb) and overlaps(graph, fa, fb):
+        return Verdict.OVERLAPPING  # different primary layers, same capabilities on a layer both sit on
+    if not same_layer(fa, fb) or not complementary_free(fa, fb):
         # different layers, one built on or delivering the other, or same layer but different jobs
         # (no capability in common): not rivals
         return Verdict.CROSS_LAYER
@@ -251,13 +271,19 @@ def _axis_value(graph: CatalogGraph, axis: str, f: ProjectFacts, other: ProjectF
 
 
 def _axes(graph: CatalogGraph, verdict: Verdict, fa: ProjectFacts, fb: ProjectFacts, shared) -> list[ComparisonAxis]:
+    rule_v = graph.rules.verdict[verdict]
+    control = rule_v.control_axes and is_control_plane(fa) and is_control_plane(fb) and not bundled(fa, fb)
     axes = []
-    for axis in graph.rules.verdict[verdict].axes:
+    for axis in (rule_v.control_axes if control else rule_v.axes):
         rule = graph.rules.axis[axis]
-        values = [
-            AxisValue(slug=fa.slug, value=_axis_value(graph, axis, fa, fb, shared)),
-            AxisValue(slug=fb.slug, value=_axis_value(graph, axis, fb, fa, shared)),
-        ]
+        if rule.capabilities:  # control-plane axes: what each provides, in its own words
+            values = [AxisValue(slug=f.slug, value=capability_axis_value(graph, f, rule.capabilities, rule.keywords))
+                      for f in (fa, fb)]
+        else:
+            values = [
+                AxisValue(slug=fa.slug, value=_axis_value(graph, axis, fa, fb, shared)),
+                AxisValue(slug=fb.slug, value=_axis_value(graph, axis, fb, fa, shared)),
+            ]
         axes.append(ComparisonAxis(axis=axis, name=rule.name, question=rule.question, values=values))
     return axes
 
@@ -272,7 +298,34 @@ def compare_pair(graph: CatalogGraph, a: str, b: str) -> PairVerdict:
     joins: list[ContractJoin] = []
     path: list[GraphStep] = []
 
-    if verdict == Verdict.OVERLAPPING:
+    if verdict == Verdict.OVERLAPPING and not bundled(fa, fb):
+        caps = overlaps(graph, fa, fb)
+        names = ", ".join(graph.capability_name(c).lower() for c in caps)
+        explanation = (
+            f"{fa.ref.name} ({_layer_text(graph, fa)}) and {fb.ref.name} ({_layer_text(graph, fb)}) both own "
+            f"{names} on a layer they share, so running both duplicates that governance: two sets of queues and "
+            f"quotas that do not see each other. Choose one owner per capability. {fa.ref.name}: "
+            f"{fa.doc.placement.costs.compatibility} {fb.ref.name}: {fb.doc.placement.costs.compatibility}"
+        )
+        join = admission_join(graph, fa, fb)
+        joins = [join] if join else []
+    elif verdict == Verdict.ALTERNATIVE_HANDOFF:
+        ua, ub = handed_units(fa), handed_units(fb)
+        conflict = fb.slug in fa.conflicts
+        explanation = (
+            f"Alternative hand-offs: {fa.ref.name} and {fb.ref.name} both take part in Advertise and Allocate on "
+            f"{_layer_text(graph, fa)} ({fa.ref.name}: {unit_names(ua)}; {fb.ref.name}: {unit_names(ub)}), and a "
+            f"GPU can be advertised and handed over by only one of them"
+            + (" (catalog conflicts_with)" if conflict else "")
+            + f". Choose per device or per node pool, never both for one GPU. {fa.ref.name}: "
+            f"{fa.doc.placement.costs.compatibility} {fb.ref.name}: {fb.doc.placement.costs.compatibility}"
+        )
+        joins = [ContractJoin(
+            points=[ContractPoint.ADVERTISE, ContractPoint.ALLOCATE], units=_units(ua | ub), kind="alternative",
+            roles=[_role(fa, ContractPoint.ADVERTISE, ua), _role(fb, ContractPoint.ADVERTISE, ub)],
+            summary=f"Same contract points (Advertise, Allocate), one per device: {fa.ref.name} or {fb.ref.name}.",
+        )]
+    elif verdict == Verdict.OVERLAPPING:
         outer, inner = (fa, fb) if fb.slug in fa.bundles_all else (fb, fa)
         path = composition_path(graph, outer.slug, inner.slug)
         explanation = (
@@ -350,6 +403,10 @@ def compare_pair(graph: CatalogGraph, a: str, b: str) -> PairVerdict:
                 points = sorted({p for j in joins for p in j.points}, key=lambda p: order.get(p, 0))
                 names = ", ".join(graph.rules.contract_point[p].name for p in points)
                 explanation = f"{relation} Compare only the contract that joins them ({names}). {named}"
+                explanation += binder_note(graph, up, down)
+            elif admission_join(graph, up, down):
+                joins = [admission_join(graph, up, down)]
+                explanation = f"{relation} Compare only the contract that joins them (workload admission). {joins[0].summary}"
             else:
                 path = composition_path(graph, up.slug, down.slug)
                 via = f" In the catalog graph they meet via: {_path_text(path)}." if path else " They do not meet in the catalog graph."
@@ -362,8 +419,10 @@ def compare_pair(graph: CatalogGraph, a: str, b: str) -> PairVerdict:
         explanation = (
             f"Both sit on {_layer_text(graph, fa)} and hand out {RESOURCE_UNIT_LABELS[fa.primary_unit]}"
             + (f" (and also share {_unit_names(also)})" if also else "")
-            + ": a like-for-like comparison. Compare isolation, overhead, observability and reconfiguration "
-            "cost for that unit."
+            + ": a like-for-like comparison. "
+            + ("Compare queues, quota model, fair sharing, preemption, gang, topology and workload integrations."
+               if is_control_plane(fa) and is_control_plane(fb)
+               else "Compare isolation, overhead, observability and reconfiguration cost for that unit.")
         )
     else:
         explanation = (

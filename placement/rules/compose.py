@@ -44,7 +44,12 @@ from placement.rules.context import (
     unit_label,
     validated,
 )
-from placement.rules.contracts import binder_conflict, contract_checks, failed_point, required_binder_conflicts
+from placement.rules.contracts import (
+    binder_conflict,
+    contract_checks,
+    failed_point,
+    required_binder_conflicts,
+)
 from placement.rules.data import SlotName
 from placement.rules.explain import (
     explain_score,

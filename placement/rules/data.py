@@ -51,6 +51,7 @@ class Verdict(StrEnum):
     CROSS_LAYER = "cross_layer"
     PLATFORM_VS_MECHANISM = "platform_vs_mechanism"
     OVERLAPPING = "overlapping"
+    ALTERNATIVE_HANDOFF = "alternative_handoff"
 
 
 class SlotName(StrEnum):
@@ -136,12 +137,22 @@ class VerdictRule(_Data):
     name: str
     meaning: str
     axes: list[str]
+    control_axes: list[str] = Field(default_factory=list, description="axes for control-plane pairs (L0-L3); empty = axes")
+
+
+class OverlapRule(_Data):
+    min_shared: int = Field(ge=1)
+    why: str
+
+
 
 
 class AxisRule(_Data):
     axis: str
     name: str
     question: str
+    capabilities: list[str] = Field(default_factory=list, description="control-plane axes: the capabilities it reads")
+    keywords: list[str] = Field(default_factory=list, description="words that pick the project's own sentences for it")
 
 
 class ContractPointRule(_Data):
@@ -253,6 +264,7 @@ class RulesData(_Data):
     excluded_capabilities: list[RequiredCapability] = Field(default_factory=list)
     gpu_models: list[GpuModel]
     verdicts: list[VerdictRule]
+    overlap: OverlapRule
     axes: list[AxisRule]
     contract_points: list[ContractPointRule]
     cluster_baseline: list[str]
@@ -365,7 +377,7 @@ class RulesData(_Data):
         if missing_fit:
             found.append(f"unit_fit: missing {sorted(missing_fit)}")
         for v in self.verdicts:
-            for a in v.axes:
+            for a in [*v.axes, *v.control_axes]:
                 if a not in self.axis:
                     found.append(f"verdicts.{v.verdict}: unknown axis {a!r}")
         for c in self.excluded_capabilities:

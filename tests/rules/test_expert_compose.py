@@ -93,7 +93,9 @@ CASES = [
          "https://kueue.sigs.k8s.io/docs/overview/ (RayJob integration; jobs created suspended)",
          contains={"kueue", "kuberay"}, check_text={"workload_admission": "spec.suspend"}, gang=True),
     Case("dra-quota-counts-device-classes",
-         {"profile": "training", "constraints": {"require": ["nvidia-dra-driver", "resource-quota"]}, "pool": {"gpu_model": "A100-80GB", "gpu_count": 8}},
+         {"profile": "training", "constraints": {"require": ["nvidia-dra-driver", "resource-quota"]},
+          "slo": {"isolation": "none", "goal": "throughput_first", "multi_tenant": True},  # a DRA claim alone promises no isolation (units.yaml)
+          "pool": {"gpu_model": "A100-80GB", "gpu_count": 8}},
          "domain-facts §6.2; https://kubernetes.io/docs/concepts/policy/resource-quotas/ (device-class quota)",
          units={"training": {"dra_device"}}, check_text={"quota": "deviceclass.resource.k8s.io/devices", "advertise": "DeviceClass gpu.nvidia.com"}),
     Case("gpu-operator-plugin-disabled-under-hami",
