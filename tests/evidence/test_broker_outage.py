@@ -69,6 +69,7 @@ def test_the_sweep_fails_a_never_sent_run_with_the_reason_while_the_broker_is_do
     assert SimulationRun.objects.get(pk=just_now.pk).status == SimulationRun.QUEUED  # still in its send grace
 
 
+@pytest.mark.worker  # needs the real Redis broker, like the worker tests
 def test_the_sweep_resends_a_never_sent_run_once_the_broker_answers(celery_broker, architect):
     import redis
 
@@ -87,3 +88,16 @@ def test_the_sweep_fails_a_sent_run_no_worker_picked_up(broker_down, architect, 
     lost.refresh_from_db()
     assert lost.status == SimulationRun.FAILED and "never picked up by a worker" in lost.error
     assert SimulationRun.objects.get(pk=waiting.pk).status == SimulationRun.QUEUED
+
+
+def test_the_stack_page_says_the_queue_is_down_and_leaves_no_run(broker_down, architect):
+    from django.test import Client
+
+    from placement.services import rules
+
+    stack = rules.stack_save(user=architect, request_data={"profile": "training"}, rank=1, name="s")
+    client = Client()
+    client.force_login(architect)
+    page = client.post(f"/stacks/{stack.pk}/simulate/", {"scenario_name": "partial-gang-default"}, follow=True)
+    assert page.status_code == 200 and "task queue is unavailable" in page.content.decode()
+    assert not SimulationRun.objects.exists()
