@@ -5,12 +5,23 @@ dies; `simulation_execute` is idempotent and counts attempts, and the stale-run 
 worker that vanished without the broker noticing.
 """
 
-from celery import shared_task
+from celery import Task, shared_task
+from celery.exceptions import TimeLimitExceeded
 
 from placement.services import evidence, webhooks
 
 
-@shared_task(name="placement.execute_simulation", acks_late=True, reject_on_worker_lost=True)
+class SimulationTask(Task):
+    def on_failure(self, exc, task_id, args, kwargs, einfo):
+        # The hard time limit kills the pool process mid-run; Celery calls this in the worker's
+        # main process, so the run is failed with the reason instead of waiting for the sweep.
+        if isinstance(exc, TimeLimitExceeded) and args:
+            limit = exc.args[0] if exc.args else "?"
+            evidence.simulation_fail_killed(
+                args[0], f"the run was stopped at its hard time limit of {limit} s (ATLAS_RUN_TIME_LIMIT)")
+
+
+@shared_task(name="placement.execute_simulation", base=SimulationTask, acks_late=True, reject_on_worker_lost=True)
 def execute_simulation(run_id: int) -> str:
     return evidence.simulation_execute(run_id)
 

@@ -315,6 +315,14 @@ def _fail(run: SimulationRun, reason: str) -> None:
     run.save()
 
 
+def simulation_fail_killed(run_id: int, reason: str) -> None:
+    """The worker stopped a run from outside (hard time limit): fail it with the reason."""
+    with transaction.atomic():
+        run = SimulationRun.objects.select_for_update().filter(pk=run_id).first()
+        if run is not None and not run.is_finished:
+            _fail(run, reason)
+
+
 def simulation_fail_stale(now=None) -> dict[str, int]:
     """Recover runs whose worker died: requeue a lost run once, then fail it with the reason.
 

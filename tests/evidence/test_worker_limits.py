@@ -58,3 +58,18 @@ def test_a_run_past_the_soft_time_limit_fails_with_the_reason(worker_factory, ar
     failed = _run(slow.pk)
     assert failed.status == SimulationRun.FAILED
     assert "longer than its time limit of 1 s" in failed.error, failed.error
+
+
+def test_a_run_past_the_hard_time_limit_is_failed_with_the_reason(worker_factory, architect, no_budget, monkeypatch):
+    from placement.tasks import execute_simulation
+
+    monkeypatch.setattr(execute_simulation, "soft_time_limit", None)  # no soft limit: only the hard one stops it
+    monkeypatch.setattr(execute_simulation, "time_limit", 2)
+    monkeypatch.setattr(execute_simulation, "_exec_options", None)
+    worker = worker_factory("w1", ATLAS_RUN_SOFT_TIME_LIMIT="0", ATLAS_RUN_TIME_LIMIT="2")
+    slow, _ = evidence.simulation_start(user=architect, stack=None, scenario_document=batch_scenario(200_000, nodes=64, name="slow"))
+    wait_for(lambda: _run(slow.pk).is_finished, timeout=120, what="the slow run to end")
+    failed = _run(slow.pk)
+    assert failed.status == SimulationRun.FAILED
+    assert "hard time limit of 2" in failed.error, failed.error
+    assert worker.proc.poll() is None
