@@ -368,7 +368,25 @@ def read_pods(doc, node_group: dict[str, str], groups: dict[str, _Group], errors
             if memory_gib:
                 workload["memory_gib"] = memory_gib
         workloads.append(workload)
-    return workloads, tenant_queue, pods_read
+    return _merge_identical_jobs(workloads), tenant_queue, pods_read
+
+
+def _merge_identical_jobs(workloads: list[dict]) -> list[dict]:
+    """Jobs of one shape (tenant, pool, size, request, priority) become one entry with `count`: a
+    5,000-node cluster runs tens of thousands of jobs, a scenario lists at most 2,000 entries."""
+    merged: dict[str, dict] = {}
+    out: list[dict] = []
+    for workload in workloads:
+        if workload["kind"] == "inference":
+            out.append(workload)
+            continue
+        shape = repr(sorted((k, repr(v)) for k, v in workload.items() if k != "name"))
+        if shape in merged:
+            merged[shape]["count"] = merged[shape].get("count", 1) + 1
+            continue
+        merged[shape] = workload
+        out.append(workload)
+    return out
 
 
 def read_queues(doc, pools: list[dict], errors: list[str], source: str = "queues.json") -> dict:

@@ -136,3 +136,14 @@ def test_upload_of_a_broken_snapshot_queues_nothing_and_says_why(client, archite
         "pods_file": SimpleUploadedFile("pods.json", (SAMPLE / "pods.json").read_bytes())}, follow=True)
     assert not SimulationRun.objects.exists()
     assert "unknown GPU product &#x27;NVIDIA-L4&#x27;" in response.content.decode()
+
+
+def test_thousands_of_identical_jobs_become_counted_entries_within_the_scenario_bounds():
+    from placement.deploy.synthetic_cluster import large_snapshot
+
+    nodes, pods = large_snapshot(node_count=700, pods_per_node=4)  # 2,800 jobs, over 2,000 entries if one per job
+    doc = cluster_scenario(nodes, pods)
+    jobs = [w for w in doc["workloads"] if w["kind"] != "inference"]
+    assert sum(w.get("count", 1) for w in jobs) == 2800
+    assert len(doc["workloads"]) < 2000
+    assert parse_scenario(doc).pool.total_gpus == 700 // 4 * (8 + 8 + 8 + 4)
