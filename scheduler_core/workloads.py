@@ -101,6 +101,7 @@ class Workload:
         self.min_count = getattr(spec, "min_count", None)
         self.preemptable = getattr(spec, "preemptable", True)
         self.admit_count: int | None = None  # a partial count Kueue is considering
+        self.admission_usage: tuple[int, dict] | None = None  # Kueue's cached quota usage (count, usage)
         self.request = request
         self.duration = duration
         self.tenant = tenant

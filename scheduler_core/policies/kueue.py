@@ -155,9 +155,14 @@ class KueueAdmission:
     # -- quota --------------------------------------------------------------------
     @staticmethod
     def _usage(wl: "Workload") -> dict[str, float]:
-        per_pod = wl.request.quota_usage()
+        """Quota the workload charges (read-only: cached on the workload per pod count)."""
         n = wl.admit_count or wl.pods_total
-        return {r: a * n for r, a in per_pod.items()}
+        cached = wl.admission_usage
+        if cached is not None and cached[0] == n:
+            return cached[1]
+        usage = {r: a * n for r, a in wl.request.quota_usage().items()}
+        wl.admission_usage = (n, usage)
+        return usage
 
     def _flavors(self, cq: ClusterQueueState, wl: "Workload"):
         for f in cq.spec.flavors:
@@ -254,6 +259,16 @@ class KueueAdmission:
                 if (v.priority < wl.priority or (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and
                                                  v.priority == wl.priority and v.created > wl.created)):
                     own.append(((1, v.priority, -(v.admitted_at or 0.0), -v.uid), v, cq, "InClusterQueue"))
+        if under_nominal:
+            # Without borrowing the CQ must end within nominal: pointless if even every own candidate gone
+            # leaves it above (cohort victims free cohort capacity, not this CQ's nominal).
+            freed: dict[str, float] = {}
+            for _, v, _, _ in own:
+                for r, a in self._usage(v).items():
+                    freed[r] = freed.get(r, 0.0) + a
+            under_nominal = all(cq.usage.get((flavor, r), 0.0) - freed.get(r, 0.0) + a
+                                <= cq.quota(flavor, r).nominal + EPS
+                                for r, a in need.items() if cq.quota(flavor, r) is not None)
         attempts = ([False] if under_nominal else []) + [True]
         for allow_borrowing in attempts:
             cands = list(own)
