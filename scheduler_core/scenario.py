@@ -132,7 +132,8 @@ class Pool(_Model):
 
 # -------------------------------------------------------------- data plane
 class TimeSlicingConfig(_Model):
-    replicas: int = Field(4, ge=2, description="k8s-device-plugin: 'number of replicas must be >= 2' (§2.1)")
+    replicas: int = Field(4, ge=2, le=110, description="k8s-device-plugin: 'number of replicas must be >= 2' (§2.1); "
+                                                     "at most 110, Kubernetes' pods per node")
     fail_requests_greater_than_one: bool = False
     rename_by_default: bool = False
 
@@ -145,7 +146,8 @@ class MpsConfig(_Model):
 
 
 class HamiConfig(_Model):
-    device_split_count: int = Field(10, ge=1, description="vGPU slots per physical GPU (values.yaml default 10, §3)")
+    device_split_count: int = Field(10, ge=1, le=110, description="vGPU slots per physical GPU (values.yaml default 10, "
+                                                                 "§3); at most 110, Kubernetes' pods per node")
     device_memory_scaling: float = Field(1.0, ge=1.0, description="> 1 enables virtual memory overcommit (§3)")
     gpu_scheduler_policy: Literal["spread", "binpack"] = "spread"
     node_scheduler_policy: Literal["spread", "binpack"] = "binpack"

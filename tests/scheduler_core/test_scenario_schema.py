@@ -70,3 +70,26 @@ def test_load_reads_yaml_and_json_and_reports_unreadable_files(tmp_path):
         load_scenario(bad)
     with pytest.raises(ScenarioError, match="cannot read"):
         load_scenario(tmp_path / "missing.yaml")
+
+
+def test_the_whole_scenario_is_bounded_not_only_each_node_group():
+    from scheduler_core.limits import SCENARIO_LIMITS
+
+    groups = [{"name": f"g{i}", "count": 4096, "gpus_per_node": 16} for i in range(153)]
+    with pytest.raises(ScenarioError) as exc:
+        parse_scenario(minimal(pool={"node_groups": groups}))
+    messages = [message for loc, message in exc.value.errors if loc == "pool.node_groups"]
+    assert messages == ["153 node groups; a scenario may have at most 64",
+                        "626,688 nodes; a scenario may have at most 5,000",
+                        "10,027,008 GPUs; a scenario may have at most 65,536"]
+    flood = [{"kind": "batch", "name": "flood", "count": 100_000_000, "duration": 60}]
+    assert "100,000,000 training/batch jobs" in errors_of(minimal(workloads=flood))["workloads"]
+    events = [{"at": 1, "kind": "node_failure", "node": "dgx-0", "duration": 1}] * (SCENARIO_LIMITS["events"] + 1)
+    assert "events; a scenario may have at most 10,000" in errors_of(minimal(events=events))["events"]
+
+
+@pytest.mark.parametrize("data_plane", [{"mechanism": "time-slicing", "time_slicing": {"replicas": 111}},
+                                        {"mechanism": "hami", "hami": {"device_split_count": 111}}])
+def test_a_gpu_shares_at_most_as_many_slots_as_a_node_runs_pods(data_plane):
+    errs = errors_of(minimal(stack={"data_plane": data_plane}))
+    assert any("less than or equal to 110" in message for message in errs.values()), errs
