@@ -44,10 +44,12 @@ bench: install
 	$(PY) benchmarks/sim_bench.py all
 	$(PY) benchmarks/api_bench.py
 
-# Mutation testing of the core pure modules ([tool.mutmut] in pyproject.toml); slow, not in CI.
+# Mutation testing of the core pure modules ([tool.mutmut] in pyproject.toml); slow, not in CI
+# (docs/testing.md). One module only: make mutation MUTATE=scheduler_core.mig
+MUTATE ?=
 mutation: install
 	rm -rf mutants
-	$(VENV)/bin/mutmut run --max-children 2 || true
+	nice -n 10 $(VENV)/bin/mutmut run --max-children 2 $(if $(MUTATE),'$(MUTATE).*') || true
 	$(PY) tools/mutation_report.py
 
 clean:

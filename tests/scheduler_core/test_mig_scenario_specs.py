@@ -25,7 +25,8 @@ def test_explicit_placements_that_clash_are_refused_not_moved():
 def test_bare_names_are_created_in_the_order_written_so_a_bad_order_fails():
     with pytest.raises(mig.MigLayoutError, match="cannot create 4g.20gb after \\[3g.20gb@0\\]"):
         mig.layout_from_spec("a100-40gb", "3g.20gb 4g.20gb")
-    assert str(mig.layout_from_spec("a100-40gb", ["4g.20gb", "3g.20gb"])) == "4g.20gb@0 3g.20gb@4"
+    created = mig.layout_from_spec("A100-SXM4-80GB", ["4g.40gb", "3g.40gb"])
+    assert str(created) == "4g.40gb@0 3g.40gb@4" and created.family == "a100-80gb" and created.is_maximal()
 
 
 def test_bare_names_take_the_driver_chosen_slot():
@@ -34,8 +35,9 @@ def test_bare_names_take_the_driver_chosen_slot():
 
 
 def test_mixing_placed_and_bare_entries_is_refused():
-    with pytest.raises(mig.MigLayoutError, match="mix of profile@start and bare profile entries"):
+    with pytest.raises(mig.MigLayoutError) as exc:
         mig.layout_from_spec("a100-40gb", ["3g.20gb@0", "2g.10gb"])
+    assert str(exc.value) == "mix of profile@start and bare profile entries: give every start or none"
     with pytest.raises(mig.MigLayoutError, match="mix of"):
         mig.layout_from_spec("a100-40gb", ["2g.10gb", "3g.20gb@4"])
 
@@ -43,6 +45,7 @@ def test_mixing_placed_and_bare_entries_is_refused():
 def test_all_enabled_turns_mig_on_with_no_instances_while_all_disabled_turns_it_off():
     on = mig.layout_from_spec("a100-40gb", "all-enabled")
     assert on is not None and on.placements == () and str(on) == "(empty)"
+    assert on.family == "a100-40gb" and not on.is_maximal()
     assert mig.layout_from_spec("a100-40gb", "all-disabled") is None
     assert mig.label_profiles("a100-40gb", "all-disabled") is None
     assert mig.label_profiles("a100-40gb", "all-enabled") == []
@@ -104,6 +107,10 @@ def test_a_blocked_creation_names_only_the_instances_in_the_way():
     with pytest.raises(mig.MigLayoutError) as exc:
         mig.create_in_order("a100-40gb", ["2g.10gb", "1g.10gb", "4g.20gb"])
     assert "allowed starts 0 blocked by 1g.10gb@2, 2g.10gb@0 " in str(exc.value)
+    with pytest.raises(mig.MigLayoutError) as exc:  # 3g@4 sits outside the 4g's slices 0-3: not a blocker
+        mig.create_in_order("a100-40gb", ["1g.5gb", "3g.20gb", "4g.20gb"])
+    assert str(exc.value) == ("cannot create 4g.20gb after [1g.5gb@0 3g.20gb@4]: allowed starts 0 blocked by "
+                              "1g.5gb@0 (creation order matters)")
 
 
 def test_a_creation_refused_by_the_instance_limit_names_the_limit_not_free_slots_as_blockers():

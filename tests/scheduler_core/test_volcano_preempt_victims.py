@@ -1,0 +1,40 @@
+"""Which pods Volcano's preempt action evicts inside one queue (domain-facts §5; volcano-sh/volcano
+pkg/scheduler/actions/preempt): only jobs of lower priority are victims, the lowest priority first
+and, at equal priority, the most recently started first; the eviction names the preemptor."""
+
+from __future__ import annotations
+
+from scheduler_core import simulate
+
+PLUGINS = ("priority", "proportion")  # no gang: every bound pod may be a victim
+
+
+def evictions(running: list[tuple], pending: tuple) -> list[tuple[str, str]]:
+    """running: (name, priority, started at); pending: (name, priority) arriving at t=60 on a full
+    2-GPU node of queue q1; one 1-GPU pod per job.  Returns (evicted pod, event text)."""
+    docs = [{"kind": "training", "name": name, "tenant": "q1", "workers": 1, "gpus_per_worker": 1,
+             "min_available": 1, "priority": prio, "duration": "10h", "arrival": {"at": at}}
+            for name, prio, at in [*running, (*pending, 60)]]
+    r = simulate({
+        "name": "volcano-preempt", "horizon": "2h",
+        "pool": {"node_groups": [{"name": "n1", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 2}]},
+        "stack": {"control_plane": {"scheduler": "volcano", "volcano": {
+            "queues": [{"name": "q1"}], "actions": ["allocate", "preempt"], "plugins": list(PLUGINS)}}},
+        "tenants": [{"name": "q1", "queue": "q1"}], "workloads": docs})
+    return [(e.workload, e.detail) for e in r.events.entries if e.kind == "preempt"]
+
+
+def test_the_lowest_priority_job_is_evicted_whatever_its_start():
+    assert evictions([("low", 5, 30), ("mid", 10, 0)], ("urgent", 100)) == [
+        ("low-0", "VolcanoPreempt: for urgent of queue q1")]
+    assert evictions([("low", 5, 0), ("mid", 10, 30)], ("urgent", 100)) == [
+        ("low-0", "VolcanoPreempt: for urgent of queue q1")]
+
+
+def test_at_equal_priority_the_most_recently_started_job_is_evicted():
+    assert [pod for pod, _ in evictions([("old", 5, 0), ("new", 5, 30)], ("urgent", 100))] == ["new-0"]
+    assert [pod for pod, _ in evictions([("new", 5, 30), ("old", 5, 0)], ("urgent", 100))] == ["new-0"]
+
+
+def test_a_job_of_equal_priority_is_never_a_victim():
+    assert evictions([("peer-a", 10, 0), ("peer-b", 10, 30)], ("late", 10)) == []
