@@ -11,7 +11,12 @@ from rest_framework.response import Response
 from placement.api.base import AtlasViewMixin
 from placement.api.catalog import project_pages_changed
 from placement.api.filters import RevisionFilterSet
-from placement.api.serializers import ReviewDecisionSerializer, RevisionDetailSerializer, RevisionSerializer
+from placement.api.serializers import (
+    RebaseSerializer,
+    ReviewDecisionSerializer,
+    RevisionDetailSerializer,
+    RevisionSerializer,
+)
 from placement.models import Revision
 from placement.selectors.review import revisions_visible_to
 from placement.services import review as review_services
@@ -95,9 +100,13 @@ class RevisionReject(_Decision):
 
 
 @extend_schema(
-    request=None,
+    request=RebaseSerializer,
     responses={200: RevisionSerializer},
-    description="Take one's own conflicting proposal onto the current version; it is reviewed again.",
+    description=(
+        "Take one's own conflicting proposal onto the current version by a three-way merge: fields only the "
+        "accepted revision changed are kept; a field changed by both needs `resolutions: {path: accepted|proposed}` "
+        "(400 names each such field with both values). It is reviewed again."
+    ),
 )
 class RevisionRebase(AtlasViewMixin, generics.GenericAPIView):
     serializer_class = RevisionSerializer
@@ -106,5 +115,9 @@ class RevisionRebase(AtlasViewMixin, generics.GenericAPIView):
 
     def post(self, request, pk: int):
         revision = get_object_or_404(_revisions(request.user), pk=pk)
-        revision = review_services.revision_rebase(revision, user=request.user)
+        body = RebaseSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        revision = review_services.revision_rebase(
+            revision, user=request.user, resolutions=body.validated_data["resolutions"]
+        )
         return Response(RevisionSerializer(_revisions(request.user).get(pk=revision.pk)).data)

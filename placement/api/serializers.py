@@ -213,6 +213,14 @@ class ReviewDecisionSerializer(serializers.Serializer):
     )  # fmt: skip
 
 
+class RebaseSerializer(serializers.Serializer):
+    resolutions = serializers.DictField(
+        child=serializers.ChoiceField(choices=["accepted", "proposed"]),
+        required=False, default=dict,
+        help_text="For each field changed by both the accepted revision and the proposal (dotted path): keep 'accepted' or 'proposed'.",
+    )  # fmt: skip
+
+
 # --- stacks and evidence --------------------------------------------------------------------------
 
 

@@ -9,6 +9,8 @@ from django.db.models import Count, Max, Prefetch, QuerySet
 
 from placement.models import Capability, Layer, Map, Project, ProjectLayer
 from placement.schemas import (
+    ENFORCEMENT_POINT_LABELS,
+    RESOURCE_UNIT_LABELS,
     CapabilityDefinition,
     CatalogVocabulary,
     LayerDefinition,
@@ -93,10 +95,34 @@ def project_list_queryset() -> QuerySet[Project]:
     )
 
 
+def project_template_context(doc: ProjectDocument) -> dict:
+    """What the one-page template (`_project_template.html`) shows of a document, with labels."""
+    vocabulary = catalog_vocabulary()
+    layer_names = {(m.slug, layer.code): layer.name for m in vocabulary.maps for layer in m.layers}
+    placements = [
+        {
+            "map": m,
+            "primary": (doc.placement.maps[m.slug].primary, layer_names.get((m.slug, doc.placement.maps[m.slug].primary), "")),
+            "secondary": [(c, layer_names.get((m.slug, c), "")) for c in doc.placement.maps[m.slug].secondary],
+        }
+        for m in vocabulary.maps
+        if m.slug in doc.placement.maps
+    ]
+    return {
+        "doc": doc,
+        "p": doc.placement,
+        "placements": placements,
+        "unit_labels": {u.value: RESOURCE_UNIT_LABELS[u] for u in RESOURCE_UNIT_LABELS},
+        "enforcement_labels": {e.value: ENFORCEMENT_POINT_LABELS[e] for e in ENFORCEMENT_POINT_LABELS},
+        "capability_names": {c.slug: c.name for c in vocabulary.capabilities},
+    }
+
+
 @dataclass
 class MapCell:
     primary: list[Project] = field(default_factory=list)
     secondary: list[Project] = field(default_factory=list)
+    proposed: str = ""  # "primary" or "secondary": where a proposed project would land (placement_preview)
 
 
 @dataclass
@@ -141,3 +167,21 @@ def layer_map_grid(map_slug: str = "control-plane", column_map: str = "planes") 
             cell.secondary.sort(key=lambda p: p.name.lower())
         grid.append(LayerRow(layer=row, cells=cells))
     return columns, grid
+
+
+def placement_preview(doc: ProjectDocument, map_slug: str = "control-plane", column_map: str = "planes"):
+    """The layer map as on the home page, with the cells a proposed project would take marked, so a
+    reviewer sees where it lands among the projects already there."""
+    columns, rows = layer_map_grid(map_slug, column_map)
+    maps = doc.placement.maps
+    if map_slug not in maps or column_map not in maps:
+        return columns, rows
+    column = next((i for i, c in enumerate(columns) if c.code == maps[column_map].primary), None)
+    if column is None:
+        return columns, rows
+    for row in rows:
+        if row.layer.code == maps[map_slug].primary:
+            row.cells[column].proposed = "primary"
+        elif row.layer.code in maps[map_slug].secondary:
+            row.cells[column].proposed = "secondary"
+    return columns, rows

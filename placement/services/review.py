@@ -9,11 +9,13 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
+from pydantic import ValidationError as PydanticValidationError
 
 from placement.document_diff import Change, diff_documents
+from placement.document_merge import RESOLUTIONS, MergeResult, merge_documents
 from placement.models import Project, Revision
-from placement.schemas import ProjectDocument
-from placement.selectors.catalog import project_document_data
+from placement.schemas import ProjectDocument, format_error_location
+from placement.selectors.catalog import catalog_vocabulary, project_document_data
 from placement.services import catalog as catalog_services
 from placement.services import webhooks
 from placement.services.access import require
@@ -96,12 +98,52 @@ def revision_update(revision: Revision, doc: ProjectDocument, *, user, reason: s
     return revision
 
 
-def revision_rebase(revision: Revision, *, user) -> Revision:
-    """Take a conflicting proposal onto the current accepted version; it is reviewed again."""
+def rebase_plan(revision: Revision, project: Project | None = None) -> MergeResult:
+    """The three-way merge of a proposal onto the current version: base is the accepted revision the
+    proposal started from, so fields only the accepted revision changed are kept, not reverted."""
+    project = project or revision.project
+    base = (
+        Revision.objects.filter(project=project, status=Revision.ACCEPTED, number=revision.base_version)
+        .values_list("document", flat=True)
+        .first()
+    )
+    return merge_documents(base, project_document_data(project), revision.document)
+
+
+@transaction.atomic
+def revision_rebase(revision: Revision, *, user, resolutions: dict[str, str] | None = None) -> Revision:
+    """Take a conflicting proposal onto the current accepted version by a three-way merge; fields
+    changed by both need a resolution ('accepted' or 'proposed') from the author. Reviewed again."""
     _require_author(revision, user)
+    project = Project.objects.select_for_update().get(pk=revision.project_id)
+    revision = Revision.objects.select_for_update().get(pk=revision.pk)
     if revision.status != Revision.CONFLICTING:
         raise ValidationError({"status": ["Only a conflicting proposal needs a rebase."]})
-    revision.base_version = revision.project.version
+    plan = rebase_plan(revision, project)
+    resolutions = dict(resolutions or {})
+    conflicts = {c.path: c for c in plan.conflicts}
+    errors = [f"{path}: not a field changed by both sides" for path in resolutions if path not in conflicts]
+    errors += [
+        f"{path}: choose {' or '.join(RESOLUTIONS)}, not {choice!r}"
+        for path, choice in resolutions.items()
+        if path in conflicts and choice not in RESOLUTIONS
+    ]
+    errors += [
+        f"{c.path}: changed by revision {project.version} (accepted {c.accepted!r}) and by this proposal "
+        f"({c.proposed!r}); keep 'accepted' or 'proposed'"
+        for c in plan.conflicts
+        if c.path not in resolutions
+    ]
+    if errors:
+        raise ValidationError({"resolutions": errors})
+    try:
+        doc = ProjectDocument.model_validate(plan.resolved(resolutions), context={"vocabulary": catalog_vocabulary()})
+    except PydanticValidationError as exc:
+        raise ValidationError(
+            {"resolutions": [f"{format_error_location(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()]}
+        ) from None
+    revision.document = _document_json(doc)
+    revision.base_version = project.version
     revision.status = Revision.PROPOSED
     revision.save()
     return revision

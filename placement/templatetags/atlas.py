@@ -1,4 +1,5 @@
 from django import template
+from django.utils.html import format_html
 
 from placement.selectors.evidence import flatten_metrics
 from scheduler_core import labels
@@ -41,3 +42,35 @@ def metric_label(name):
 @register.filter
 def metric_value(value, name):
     return labels.format_value(name, value)
+
+
+@register.filter
+def as_value(value):
+    """A document value as HTML: records as term lists, lists as bullet lists, nested as deep as
+    they go, so a reviewer reads a changed source or contract point, not a Python dict."""
+    from django.utils.html import conditional_escape, format_html_join
+    from django.utils.safestring import mark_safe
+
+    if isinstance(value, dict):
+        return format_html(
+            '<dl class="value">{}</dl>',
+            format_html_join("", "<dt>{}</dt><dd>{}</dd>", ((k, as_value(v)) for k, v in value.items())),
+        )
+    if isinstance(value, list):
+        if not value:
+            return mark_safe("<em>(none)</em>")
+        return format_html('<ul class="value">{}</ul>', format_html_join("", "<li>{}</li>", ((as_value(v),) for v in value)))
+    return conditional_escape("" if value is None else value)
+
+
+@register.filter
+def field_label(path: str) -> str:
+    """`placement.costs.overhead` -> `Costs › overhead`; `placement.sources[2].url` -> `Sources › 3 › url`."""
+    import re
+
+    parts: list[str] = []
+    for i, part in enumerate(path.removeprefix("placement.").split(".")):
+        name = part.split("[")[0].replace("_", " ")
+        parts.append(name.capitalize() if i == 0 else name)
+        parts.extend(str(int(n) + 1) for n in re.findall(r"\[(\d+)\]", part))
+    return " › ".join(p for p in parts if p)

@@ -10,13 +10,13 @@ from placement.decision_document import RING_ORDER
 from placement.filtersets import ProjectFilterSet
 from placement.forms import ProjectForm
 from placement.models import Project
-from placement.schemas import ENFORCEMENT_POINT_LABELS, RESOURCE_UNIT_LABELS
 from placement.selectors.catalog import (
     catalog_vocabulary,
     layer_map_grid,
     pending_project_ids,
     project_document,
     project_list_queryset,
+    project_template_context,
 )
 from placement.selectors.decisions import project_ring, ring_by_project_id
 from placement.services import review as review_services
@@ -54,32 +54,8 @@ def project_list(request):
 def project_detail(request, slug: str):
     project = get_object_or_404(Project, slug=slug)
     doc = project_document(project)
-    vocabulary = catalog_vocabulary()
-    layer_names = {(m.slug, l.code): l.name for m in vocabulary.maps for l in m.layers}
-    capability_names = {c.slug: c.name for c in vocabulary.capabilities}
-    placements = [
-        {
-            "map": m,
-            "primary": (doc.placement.maps[m.slug].primary, layer_names[(m.slug, doc.placement.maps[m.slug].primary)]),
-            "secondary": [(c, layer_names[(m.slug, c)]) for c in doc.placement.maps[m.slug].secondary],
-        }
-        for m in vocabulary.maps
-        if m.slug in doc.placement.maps
-    ]
-    return render(
-        request,
-        "placement/project_detail.html",
-        {
-            "project": project,
-            "doc": doc,
-            "p": doc.placement,
-            "placements": placements,
-            "unit_labels": {u.value: RESOURCE_UNIT_LABELS[u] for u in RESOURCE_UNIT_LABELS},
-            "enforcement_labels": {e.value: ENFORCEMENT_POINT_LABELS[e] for e in ENFORCEMENT_POINT_LABELS},
-            "capability_names": capability_names,
-            "ring": project_ring(project),
-        },
-    )
+    context = {"project": project, **project_template_context(doc), "ring": project_ring(project)}
+    return render(request, "placement/project_detail.html", context)
 
 
 def project_form(data=None, initial=None) -> ProjectForm:

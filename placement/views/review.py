@@ -11,8 +11,9 @@ from django.views.decorators.http import require_POST
 from placement.forms import ProjectForm
 from placement.models import Project, Revision
 from placement.schemas import ProjectDocument
-from placement.services import review as review_services
+from placement.selectors.catalog import placement_preview, project_template_context
 from placement.selectors.review import revisions_visible_to
+from placement.services import review as review_services
 from placement.services.access import can
 from placement.views.catalog import project_form
 from placement.views.common import action_required, apply_service_errors, read_required, render_page_or_fragment
@@ -43,14 +44,22 @@ def revision_detail(request, pk: int):
     against = None
     if request.GET.get("against"):
         against = get_object_or_404(visible, pk=request.GET["against"], project=revision.project)
+    new_project = against is None and not revision.project.accepted
     context = {
         "revision": revision,
         "project": revision.project,
+        "new_project": new_project,
+        "rebase": review_services.rebase_plan(revision) if revision.status == Revision.CONFLICTING else None,
         "changes": review_services.revision_diff(revision, against),
         "against": against,
         "can_review": can(request.user, "review") and revision.author_id != request.user.pk,
         "is_author": request.user.is_authenticated and revision.author_id == request.user.pk,
     }
+    if new_project:
+        # A new project is reviewed as the page it will become, placed on the map, not as a diff.
+        doc = ProjectDocument.model_validate(revision.document)
+        columns, rows = placement_preview(doc)
+        context.update(project_template_context(doc), columns=columns, rows=rows)
     return render(request, "placement/revision_detail.html", context)
 
 
@@ -83,8 +92,11 @@ def revision_reject(request, pk: int):
 @action_required("propose")
 def revision_rebase(request, pk: int):
     revision = get_object_or_404(revisions_visible_to(request.user), pk=pk)
+    resolutions = {
+        key.removeprefix("resolution:"): value for key, value in request.POST.items() if key.startswith("resolution:")
+    }
     try:
-        review_services.revision_rebase(revision, user=request.user)
+        review_services.revision_rebase(revision, user=request.user, resolutions=resolutions)
         messages.success(request, "Rebased on the current version; it is in the review queue again.")
     except (ValidationError, PermissionDenied) as exc:
         messages.error(request, " ".join(getattr(exc, "messages", [str(exc)])))

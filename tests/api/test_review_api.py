@@ -117,7 +117,13 @@ def test_a_proposal_from_an_old_base_is_a_409_then_rebased_and_accepted(architec
     Revision.objects.filter(pk=second["id"]).update(status=Revision.PROPOSED)  # as if it slipped through
     assert_error_body(rev.post(f"/api/v1/revisions/{second['id']}/accept/", {}, format="json"), 409, "status")
     Revision.objects.filter(pk=second["id"]).update(status=Revision.CONFLICTING)
-    rebased = session_client(other_architect).post(f"/api/v1/revisions/{second['id']}/rebase/", format="json")
+    author = session_client(other_architect)
+    # both changed the promise: the author must say which one to keep, and sees both in the error
+    unresolved = assert_error_body(author.post(f"/api/v1/revisions/{second['id']}/rebase/", {}, format="json"), 400, "resolutions")
+    assert "placement.promise" in unresolved["errors"]["resolutions"][0] and "First." in unresolved["errors"]["resolutions"][0]
+    rebased = author.post(
+        f"/api/v1/revisions/{second['id']}/rebase/", {"resolutions": {"placement.promise": "proposed"}}, format="json"
+    )
     assert rebased.status_code == 200 and rebased.json()["status"] == "proposed"
     assert rev.post(f"/api/v1/revisions/{second['id']}/accept/", {}, format="json").status_code == 200
     assert Project.objects.get(slug="kueue").placement["promise"] == "Second."

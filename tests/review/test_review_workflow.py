@@ -62,10 +62,18 @@ def test_rejecting_keeps_the_proposal_with_the_comment(architect, reviewer):
     assert project.placement["promise"] != "Nope."
 
 
+def kueue_with(**changes) -> ProjectDocument:
+    """Kueue's current document with top-level or placement fields replaced."""
+    data = copy.deepcopy(project_document(Project.objects.get(slug="kueue")).model_dump(mode="json"))
+    for name, value in changes.items():
+        (data if name in data else data["placement"])[name] = value
+    return ProjectDocument.model_validate(data)
+
+
 def test_second_proposal_from_the_same_base_becomes_conflicting_and_must_be_rebased(architect, other_architect, reviewer):
     project = Project.objects.get(slug="kueue")
-    first = review.revision_propose(project, changed_kueue("First."), user=architect, reason="one")
-    second = review.revision_propose(project, changed_kueue("Second."), user=other_architect, reason="two")
+    first = review.revision_propose(project, kueue_with(summary="Summary accepted first."), user=architect, reason="one")
+    second = review.revision_propose(project, kueue_with(promise="Second."), user=other_architect, reason="two")
     review.revision_accept(first, user=reviewer)
     second.refresh_from_db()
     assert second.status == Revision.CONFLICTING
@@ -74,10 +82,66 @@ def test_second_proposal_from_the_same_base_becomes_conflicting_and_must_be_reba
     review.revision_rebase(second, user=other_architect)
     second.refresh_from_db()
     assert second.status == Revision.PROPOSED and second.base_version == Project.objects.get(slug="kueue").version
-    diff = {c.path: c for c in review.revision_diff(second)}
-    assert diff["placement.promise"].old == "First." and diff["placement.promise"].new == "Second."
+
+
+def test_rebase_onto_a_change_of_another_field_keeps_the_accepted_change(architect, other_architect, reviewer):
+    # The data-loss case: the proposals edit different fields; rebasing must not revert the first.
+    project = Project.objects.get(slug="kueue")
+    original_promise = project.placement["promise"]
+    first = review.revision_propose(project, kueue_with(summary="Summary accepted first."), user=architect, reason="one")
+    second = review.revision_propose(project, kueue_with(promise="Promise of the second."), user=other_architect, reason="two")
+    review.revision_accept(first, user=reviewer)
+    second.refresh_from_db()
+    review.revision_rebase(second, user=other_architect)
+    second.refresh_from_db()
+    assert [(c.path, c.old, c.new) for c in review.revision_diff(second)] == [
+        ("placement.promise", original_promise, "Promise of the second.")
+    ]
     review.revision_accept(second, user=reviewer)
-    assert Project.objects.get(slug="kueue").placement["promise"] == "Second."
+    project.refresh_from_db()
+    assert project.summary == "Summary accepted first."
+    assert project.placement["promise"] == "Promise of the second."
+
+
+def test_rebase_of_a_field_changed_by_both_waits_for_the_authors_choice(architect, other_architect, reviewer):
+    project = Project.objects.get(slug="kueue")
+    first = review.revision_propose(
+        project, kueue_with(promise="First.", summary="Summary accepted first."), user=architect, reason="one"
+    )
+    second = review.revision_propose(project, kueue_with(promise="Second."), user=other_architect, reason="two")
+    review.revision_accept(first, user=reviewer)
+    second.refresh_from_db()
+    document_before = second.document
+
+    plan = review.rebase_plan(second)
+    assert [(c.path, c.accepted, c.proposed) for c in plan.conflicts] == [("placement.promise", "First.", "Second.")]
+    assert plan.kept_from_accepted == ["summary"]
+    with pytest.raises(ValidationError) as exc:
+        review.revision_rebase(second, user=other_architect)
+    assert "placement.promise" in " ".join(exc.value.message_dict["resolutions"])
+    second.refresh_from_db()
+    assert second.status == Revision.CONFLICTING and second.document == document_before  # nothing half-done
+    with pytest.raises(ValidationError):
+        review.revision_rebase(second, user=other_architect, resolutions={"placement.promise": "mine"})
+
+    review.revision_rebase(second, user=other_architect, resolutions={"placement.promise": "proposed"})
+    review.revision_accept(second, user=reviewer)
+    project.refresh_from_db()
+    assert project.placement["promise"] == "Second."
+    assert project.summary == "Summary accepted first."
+
+
+def test_rebase_resolved_for_the_accepted_value_keeps_it(architect, other_architect, reviewer):
+    project = Project.objects.get(slug="kueue")
+    first = review.revision_propose(project, kueue_with(promise="First."), user=architect, reason="one")
+    second = review.revision_propose(
+        project, kueue_with(promise="Second.", summary="Summary of the second."), user=other_architect, reason="two"
+    )
+    review.revision_accept(first, user=reviewer)
+    review.revision_rebase(second, user=other_architect, resolutions={"placement.promise": "accepted"})
+    second.refresh_from_db()
+    assert [c.path for c in review.revision_diff(second)] == ["summary"]
+    assert second.document["placement"]["promise"] == "First."
 
 
 def test_stale_accept_is_caught_even_if_not_marked_yet(architect, other_architect, reviewer):
