@@ -61,3 +61,24 @@ def test_failed_simulation_is_recorded_with_its_reason(architect, monkeypatch, d
         run, _ = evidence.simulation_start(user=architect, stack=None, scenario_document=batch_scenario(5))
     run.refresh_from_db()
     assert run.status == SimulationRun.FAILED and "model blew up" in run.error
+
+
+def test_a_failed_run_is_retried_on_resubmission_not_reused(architect, monkeypatch, django_capture_on_commit_callbacks):
+    import scheduler_core
+
+    real = scheduler_core.simulate
+
+    def boom(scenario, progress=None):
+        raise RuntimeError("worker ran out of memory")
+
+    monkeypatch.setattr(scheduler_core, "simulate", boom)
+    with django_capture_on_commit_callbacks(execute=True):
+        failed, _ = evidence.simulation_start(user=architect, stack=None, scenario_document=batch_scenario(5))
+    failed.refresh_from_db()
+    assert failed.status == SimulationRun.FAILED
+    monkeypatch.setattr(scheduler_core, "simulate", real)
+    with django_capture_on_commit_callbacks(execute=True):
+        retry, created = evidence.simulation_start(user=architect, stack=None, scenario_document=batch_scenario(5))
+    assert created and retry.pk != failed.pk
+    retry.refresh_from_db()
+    assert retry.status == SimulationRun.SUCCEEDED, retry.error

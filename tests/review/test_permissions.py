@@ -186,3 +186,61 @@ def test_production_settings_refuse_to_start_without_a_secret():
     result = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode != 0
     assert "DJANGO_SECRET_KEY must be set" in result.stderr
+
+
+def test_a_valid_admin_edit_by_a_superuser_is_still_refused():
+    """The post below is a complete, valid change form for the project (checked with a model form):
+    only the read-only admin stops it, not a validation error."""
+    import json
+
+    from django.forms import modelform_factory
+    from django.forms.models import model_to_dict
+
+    admin_user = User.objects.create_superuser("m-admin3", "a@example.invalid", "pw")
+    project = Project.objects.get(slug="kueue")
+    data = {k: ("" if v is None else v) for k, v in model_to_dict(project).items()}
+    data["placement"] = json.dumps(data["placement"])
+    data["name"] = "Kueue (edited in the admin)"
+    form = modelform_factory(Project, fields="__all__")(data, instance=Project.objects.get(slug="kueue"))
+    assert form.is_valid(), form.errors
+    response = client_for(admin_user).post(f"/admin/placement/project/{project.pk}/change/", {**data, "_save": "Save"})
+    assert response.status_code == 403
+    project.refresh_from_db()
+    assert project.name == "Kueue" and project.version == Project.objects.get(slug="kueue").version
+
+
+@pytest.mark.parametrize("role", ["reviewer", "admin"])
+def test_each_role_allowed_to_review_can_reject_with_a_comment(role):
+    user = users()[role]
+    author = make_user("m-author4", "architect")
+    proposal = review.revision_propose(Project.objects.get(slug="kueue"), kueue_doc("Rejected."), user=author, reason="x")
+    response = client_for(user).post(f"/revisions/{proposal.pk}/reject/", {"comment": "Not what Kueue promises"})
+    assert response.status_code == 302
+    proposal.refresh_from_db()
+    assert proposal.status == Revision.REJECTED and proposal.reviewer == user
+    assert proposal.review_comment == "Not what Kueue promises"
+    assert Project.objects.get(slug="kueue").placement["promise"] != "Rejected."
+
+
+@pytest.mark.parametrize("status", [Revision.REJECTED, Revision.DRAFT])
+def test_a_rejected_or_draft_revision_cannot_be_accepted(status):
+    from django.core.exceptions import ValidationError
+
+    reviewer = users()["reviewer"]
+    author = make_user("m-author5", "architect")
+    project = Project.objects.get(slug="kueue")
+    version = project.version
+    proposal = review.revision_propose(
+        project, kueue_doc("Never accepted."), user=author, reason="x", submit=status != Revision.DRAFT
+    )
+    if status == Revision.REJECTED:
+        review.revision_reject(proposal, user=reviewer, comment="no")
+    proposal.refresh_from_db()
+    assert proposal.status == status
+    with pytest.raises(ValidationError):
+        review.revision_accept(proposal, user=reviewer)
+    client_for(reviewer).post(f"/revisions/{proposal.pk}/accept/")
+    proposal.refresh_from_db()
+    project.refresh_from_db()
+    assert proposal.status == status and proposal.number is None
+    assert project.version == version and project.placement["promise"] != "Never accepted."

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from placement.rules import ComposeRequest, build_graph, clear_graph_cache, compare, compose
 from placement.rules.synthetic import synthetic_catalog
 
@@ -12,9 +10,7 @@ def test_a_500_project_catalog_builds_composes_and_compares(catalog_documents):
     documents = synthetic_catalog(500, base=catalog_documents)
     assert len({d.slug for d in documents}) == 500
     clear_graph_cache()
-    started = time.perf_counter()
-    graph = build_graph(documents)
-    assert time.perf_counter() - started < 5  # target < 1 s on the benchmark machine; loose here for shared CI
+    graph = build_graph(documents)  # its speed is measured in benchmarks/rules_bench.py, not asserted here
     for profile in ("training", "online_inference", "batch_inference", "interactive", "mixed"):
         result = compose(graph, ComposeRequest(profile=profile))
         assert result.feasible, (profile, result.failures)

@@ -1,7 +1,5 @@
 """The engine stays linear in the number of jobs (events per job roughly constant)."""
 
-import time
-
 from scheduler_core import simulate, synthetic_scenario
 
 
@@ -13,8 +11,7 @@ def test_events_per_job_do_not_grow_with_the_backlog():
     assert per_big < 1.5 * per_small
 
 
-def test_a_thousand_jobs_simulate_quickly():
-    t = time.perf_counter()
+def test_a_thousand_jobs_simulate_to_completion():
+    # How fast is measured in benchmarks/sim_bench.py, never asserted here (a shared machine flakes).
     r = simulate(synthetic_scenario(nodes=16, jobs=1000, services=8, days=1, seed=2))
     assert r.jobs.completed > 0.8 * r.jobs.submitted
-    assert time.perf_counter() - t < 10
