@@ -33,7 +33,12 @@ def fill_project_form(page, values: dict) -> None:
             for item in value:
                 page.locator(f'[name="{name}"][value="{item}"]').check()
             continue
+        if value is None:
+            continue
         field = page.locator(f"#id_{name}")
+        if isinstance(value, bool):
+            field.set_checked(value)
+            continue
         if field.evaluate("el => el.tagName") == "SELECT":
             field.select_option(value)
         else:
@@ -46,6 +51,7 @@ def test_architect_proposes_with_a_mistake_fixes_it_and_a_reviewer_accepts_it_on
     data = copy.deepcopy(new_project_data)
     data.update(slug="browser-queue", name="Browser Queue")
     values = ProjectForm.initial_from(ProjectDocument.model_validate(data))
+    values = {k: v for k, v in values.items() if not k.endswith("_order")}
     good_sources = values["sources"]
     values["sources"] = "Browser Queue docs | not-a-url | V"  # the mistake
     values["reason"] = "Adding the queue our inference platform uses"
@@ -76,7 +82,19 @@ def test_architect_proposes_with_a_mistake_fixes_it_and_a_reviewer_accepts_it_on
     page.goto("/review/")
     page.get_by_role("link", name="Browser Queue").click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("Proposal for Browser Queue")
+    # A new project is reviewed as the page it will become, with its cell on the layer map.
+    expect(page.get_by_role("heading", name="The proposed project, as its page will read")).to_be_visible()
+    expect(page.locator(".layer-map.preview td.proposed")).to_contain_text("Browser Queue (primary, proposed)")
     page.get_by_label("Comment (optional)").fill("Placement checked against the sources.")
+    # Accepting asks first: dismissing the question changes nothing, confirming accepts.
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    page.get_by_role("button", name="Accept").click()
+    page.wait_for_load_state("networkidle")
+    expect(page.get_by_label("Comment (optional)")).to_have_value("Placement checked against the sources.")  # not reloaded
+    assert asked and asked[0].startswith("Accept this proposal?")
+    assert Revision.objects.get(project__slug="browser-queue").status == Revision.PROPOSED
+    page.once("dialog", lambda dialog: dialog.accept())
     page.get_by_role("button", name="Accept").click()
     expect(page.locator(".badge.accepted")).to_be_visible()
     assert Revision.objects.get(project__slug="browser-queue").status == Revision.ACCEPTED
