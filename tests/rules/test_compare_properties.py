@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from placement.rules import Verdict, build_graph, compare
+from placement.rules import Verdict, build_graph, builtin_rules, compare
 from placement.rules.synthetic import make_document
 from placement.schemas import ProjectDocument
 
@@ -63,7 +63,6 @@ def _renamed(documents: list[ProjectDocument], new_slug: dict[str, str]) -> list
     for doc in documents:
         data = doc.model_dump(mode="json")
         data["slug"] = new_slug[doc.slug]
-        data["name"] = f"Project {new_slug[doc.slug]}"
         placement = data["placement"]
         placement["dependencies"]["requires"] = ref(placement["dependencies"]["requires"])
         placement["bundles"] = ref(placement["bundles"])
@@ -72,13 +71,24 @@ def _renamed(documents: list[ProjectDocument], new_slug: dict[str, str]) -> list
     return renamed
 
 
+def _renamed_everywhere(value, new_slug: dict[str, str]):
+    """Rule tables name projects by slug (interfaces, integrations): rename them there too."""
+    if isinstance(value, dict):
+        return {new_slug.get(k, k): _renamed_everywhere(v, new_slug) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed_everywhere(v, new_slug) for v in value]
+    return new_slug.get(value, value) if isinstance(value, str) else value
+
+
 @settings(max_examples=8, deadline=None)
 @given(st.randoms(use_true_random=False))
 def test_verdicts_do_not_change_when_projects_are_renamed(catalog_documents, graph, rng):
     slugs = sorted(d.slug for d in catalog_documents)
     tokens = rng.sample(range(10_000, 99_999), len(slugs))  # new names sort in a different order
     new_slug = {s: f"p{t}" for s, t in zip(slugs, tokens)}
-    renamed_graph = build_graph(_renamed(catalog_documents, new_slug))
+    rules = builtin_rules()
+    renamed_rules = type(rules).model_validate(_renamed_everywhere(rules.model_dump(mode="json"), new_slug))
+    renamed_graph = build_graph(_renamed(catalog_documents, new_slug), rules=renamed_rules)
     before = {(p.a.slug, p.b.slug): p.verdict for p in compare(graph, slugs).pairs}
     after = compare(renamed_graph, [new_slug[s] for s in slugs]).pairs
     back = {v: k for k, v in new_slug.items()}
