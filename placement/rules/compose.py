@@ -52,6 +52,7 @@ from placement.rules.contracts import (
 )
 from placement.rules.data import SlotName
 from placement.rules.explain import (
+    distinct_titles,
     explain_score,
     stack_title,
     to_stack,
@@ -290,6 +291,7 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
         for cand in chosen:
             explain_score(ctx, cand)
             cand.contracts = contract_checks(ctx, cand)
+        distinct_titles(ctx, chosen)
         for i, cand in enumerate(chosen):
             stacks.append(to_stack(ctx, cand, i + 1, why_rank(ctx, cand, i + 1, chosen[i - 1] if i else None)))
         if not chosen:

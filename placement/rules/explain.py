@@ -95,6 +95,34 @@ def make_title(ctx: Context, cand: Candidate) -> str:
     return " + ".join(dict.fromkeys(names))
 
 
+def distinct_titles(ctx: Context, chosen: list[Candidate]) -> None:
+    """Ranked stacks that would share a title get what differs between them appended: the members
+    only they have ('with JobSet') or, for the smaller one, what it leaves out ('without DCGM')."""
+    groups: dict[str, list[Candidate]] = {}
+    for cand in chosen:
+        groups.setdefault(stack_title(ctx, cand), []).append(cand)
+    for title, group in groups.items():
+        if len(group) < 2:
+            continue
+        everyone = set().union(*(set(c.members) for c in group))
+        for cand in group:
+            others = set().union(*(set(o.members) for o in group if o is not cand))
+            extra = [m for m in cand.members if m not in others]
+            missing = sorted(everyone - set(cand.members))
+            if extra:
+                cand._title = f"{title} with {', '.join(ctx.facts(m).ref.name for m in extra)}"
+            elif missing:
+                cand._title = f"{title} without {', '.join(ctx.facts(m).ref.name for m in missing)}"
+    seen: dict[str, int] = {}
+    for cand in chosen:  # members identical but slots differ (the same project in another role)
+        title = stack_title(ctx, cand)
+        seen[title] = seen.get(title, 0) + 1
+        if seen[title] > 1:
+            roles = ", ".join(f"{ctx.facts(slug).ref.name} as {slot.value.replace('_', ' ')}"
+                              for slot, _pool, slug in cand.assignments() if slot in PERIPHERAL)
+            cand._title = f"{title} ({roles or f'variant {seen[title]}'})"
+
+
 def slot_why(ctx: Context, cand: Candidate, slot: SlotName, slug: str, opt: PoolOption | None) -> tuple[str, list[str]]:
     f = ctx.facts(slug)
     contributes = sorted(cap for cap, (s, who) in cand.covered.items() if who == slug and s == slot)

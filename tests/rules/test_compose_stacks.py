@@ -277,3 +277,10 @@ def test_a_required_capability_only_an_optional_slot_offers_is_placed(catalog_do
     for stack in result.stacks:
         assert "workload-definition" in stack.capabilities
     assert _slot(result.stacks[0], SlotName.WORKLOAD_UNIT) is not None
+
+
+@pytest.mark.parametrize("profile", ["training", "online_inference", "batch_inference", "interactive", "mixed"])
+def test_no_two_ranked_stacks_share_a_title(graph, profile):
+    stacks = compose(graph, ComposeRequest(profile=profile, limit=10)).stacks
+    titles = [s.title for s in stacks]
+    assert len(set(titles)) == len(titles), titles
