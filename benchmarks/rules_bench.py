@@ -56,6 +56,14 @@ def compose_requests(slugs: list[str]) -> list[ComposeRequest]:
     requests.append(ComposeRequest(profile="online_inference", constraints=Constraints(require=["kueue"])))
     requests.append(ComposeRequest(profile="mixed", constraints=Constraints(require=["nvidia-device-plugin", "hami"])))
     requests.append(ComposeRequest(profile="training", constraints=Constraints(keep_default_scheduler=True, exclude=["coscheduling"])))
+    # workload classes (issue 11): NVLink gangs, shared small-model servers, two classes -> two pools
+    llm = {"name": "llm", "kind": "training", "replicas": 8, "gpus_per_replica": 8, "gpu_memory_gib": 70,
+           "gang": True, "peer_to_peer": True, "tenants": 2}
+    chat = {"name": "chat", "kind": "online_inference", "replicas": 16, "gpus_per_replica": 0.25,
+            "gpu_memory_gib": 12, "p99_ms": 150, "tenants": 4}
+    notebooks = {"name": "nb", "kind": "interactive", "replicas": 8, "gpus_per_replica": 0.25, "gpu_memory_gib": 18}
+    for classes in ([llm], [chat], [notebooks], [llm, chat], [llm, chat, notebooks]):
+        requests.append(ComposeRequest.model_validate({"workloads": classes, "pool": {"gpu_model": "A100-80GB", "gpu_count": 64}}))
     return [r for r in requests if all(s in slugs for s in r.constraints.require + r.constraints.exclude)]
 
 

@@ -57,3 +57,15 @@ class SaveStackBody(BaseModel):
     name: Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)] = Field(
         "", description="Empty: '<title> for <profile>'."
     )
+
+
+class EvaluateRequest(BaseModel):
+    """Body of POST /api/v1/stacks/evaluate/: rank the top stacks of a compose request by evidence."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    request: ComposeRequest = Field(description="The compose request whose ranked stacks are simulated.")
+    top: int = Field(5, ge=1, le=8, description="How many of the top stacks to simulate.")
+    scenario_name: Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)] | None = Field(
+        None, description="A built-in scenario; unset: one generated from the request's workload classes (one day)."
+    )

@@ -1,7 +1,7 @@
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from placement.api import catalog, decisions, deploy, evidence, review, rules, tokens
+from placement.api import catalog, decisions, deploy, evaluation, evidence, review, rules, tokens
 from placement.api.docs import OfflineRedocView
 from placement.api.errors import api_not_found
 from placement.api.root import ApiRoot
@@ -30,6 +30,8 @@ v1 = [
     path("compare/", rules.CompareView.as_view(), name="api-compare"),
     path("misuse/", rules.MisuseView.as_view(), name="api-misuse"),
     path("stacks/compose/", rules.ComposeView.as_view(), name="api-compose"),
+    path("stacks/evaluate/", evaluation.EvaluateView.as_view(), name="api-evaluate"),
+    path("stacks/evaluate/<int:pk>/", evaluation.EvaluationDetail.as_view(), name="api-evaluation-detail"),
     path("stacks/compatible/", rules.CompatibleView.as_view(), name="api-compatible"),
     # stacks and evidence
     path("stacks/", evidence.StackList.as_view(), name="api-stack-list"),

@@ -93,6 +93,17 @@ def _publish(send) -> None:
             f"The task queue is unavailable ({exc}); nothing was queued. Try again in a minute.") from None
 
 
+def run_for(user, stack, scenario_name, document, seed, sweep) -> tuple[SimulationRun, bool]:
+    """The stored or new run of a stack on a scenario (used by placement.services.evaluation)."""
+    return _run_for(user, stack, scenario_name, document, seed, sweep)
+
+
+def queue_group(user, run_ids: list[int]) -> None:
+    """Queue new runs as one Celery group once the transaction commits (inside an atomic block)."""
+    _check_active_runs(user)
+    transaction.on_commit(lambda: _send_or_withdraw(run_ids, lambda producer: _send_group(run_ids, producer)))
+
+
 def _send(run_id: int, task, producer) -> None:
     result = task.apply_async(args=[run_id], producer=producer, retry=False)
     SimulationRun.objects.filter(pk=run_id, task_id="").update(task_id=result.id or "")

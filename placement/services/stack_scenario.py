@@ -81,6 +81,21 @@ def _tenant_shares(data: dict) -> list[tuple[str, float]]:
     return [(name, w / total) for name, w in weights.items()]
 
 
+def _assign_by_pool_name(data: dict, pools: list[str], mechanisms: list[str]) -> dict | None:
+    """A scenario whose node groups are named after the stack's pools (generated from workload
+    classes) gets each pool's mechanism on its own group; MIG only where that pool uses it."""
+    groups = [dict(g) for g in data.get("pool", {}).get("node_groups", [])]
+    if len(pools) < 2 or not set(pools) <= {g.get("name") for g in groups}:
+        return None
+    by_pool = dict(zip(pools, mechanisms))
+    for g in groups:
+        if by_pool.get(g["name"]) != "mig" and g.get("mig"):
+            g["mig"] = []
+    data = {**data, "pool": {**data.get("pool", {}), "node_groups": groups}}
+    return {"data": data, "default": {"mechanism": mechanisms[0]},
+            "per_group": {name: {"mechanism": m} for name, m in by_pool.items()}}
+
+
 def _assign_data_planes(data: dict, mechanisms: list[str]) -> dict:
     """Give every node group of the scenario one of the stack's mechanisms.
 
@@ -151,7 +166,7 @@ def _apply_stack(data: dict, stack: Stack) -> dict:
     pools = composition.get("pools", [])
     mechanisms = [_mapped("data_plane", pool.get("data_plane"), f"pool {pool.get('name')}") for pool in pools] or ["whole"]
 
-    planes = _assign_data_planes(data, mechanisms)
+    planes = _assign_by_pool_name(data, [p.get("name") for p in pools], mechanisms) or _assign_data_planes(data, mechanisms)
     data = planes["data"]
     stack_section = dict(data.get("stack") or {})
     stack_section["name"] = stack.name[:200]

@@ -8,9 +8,14 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
+from pydantic import ValidationError as PydanticValidationError
 
 from placement.forms import WORKLOAD_ROWS, ComposeForm, WorkloadClassForm
-from placement.models import Project, Stack
+from placement.models import Project, Stack, Sweep
+from placement.selectors.evaluation import EVALUATION_PREFIX, evaluation_summary
+from placement.services import evaluation as evaluation_services
+from placement.services import evidence as evidence_services
+from placement.services.evidence import RunNotAccepted
 from placement.rules import builtin_rules
 from placement.selectors.evidence import builtin_scenarios, stack_evidence
 from placement.services import rules as rules_services
@@ -52,6 +57,7 @@ def compose(request):
     context = {
         "form": form,
         "workload_rows": rows,
+        "scenarios": builtin_scenarios() if result and result.stacks else [],
         "result": result,
         "errors": errors,
         "request_json": json.dumps(request_data) if request_data else "",
@@ -75,6 +81,35 @@ def stack_save(request):
         return redirect("compose")
     messages.success(request, f"Saved stack {stack.name}.")
     return redirect("stack-detail", pk=stack.pk)
+
+
+@require_POST
+@action_required("run_simulation")
+def evaluation_start(request):
+    """Rank by evidence: simulate the top stacks of the composed request, then show the ranking."""
+    try:
+        request_data = json.loads(request.POST.get("request", "") or "null")
+        top = int(request.POST.get("top", "5") or 5)
+    except (ValueError, TypeError):
+        messages.error(request, "The request to evaluate was not understood; compose again.")
+        return redirect("compose")
+    try:
+        sweep = evaluation_services.evaluation_start(
+            user=request.user, request_data=request_data, top=top, scenario_name=request.POST.get("scenario_name") or None
+        )
+    except (ValidationError, PydanticValidationError, RunNotAccepted) as exc:
+        text = (" ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
+                if isinstance(exc, ValidationError) and hasattr(exc, "error_dict") else str(exc))
+        messages.error(request, f"Rank by evidence was refused: {text}")
+        return redirect("compose")
+    return redirect("evaluation-detail", pk=sweep.pk)
+
+
+@read_required
+def evaluation_detail(request, pk: int):
+    evidence_services.simulation_fail_stale()
+    sweep = get_object_or_404(Sweep, pk=pk, name__startswith=EVALUATION_PREFIX)
+    return render(request, "placement/evaluation_detail.html", {"e": evaluation_summary(sweep)})
 
 
 @read_required

@@ -53,6 +53,7 @@ def valid_write_requests(new_project_data, revision_id: int, decision_id: int = 
         ("POST", "/api/v1/revisions/{id}/rebase/"): (f"/api/v1/revisions/{revision_id}/rebase/", {}),
         ("POST", "/api/v1/stacks/"): ("/api/v1/stacks/", {"request": {"profile": "training"}, "rank": 1}),
         ("POST", "/api/v1/simulations/"): ("/api/v1/simulations/", {"scenario": SCENARIO}),
+        ("POST", "/api/v1/stacks/evaluate/"): ("/api/v1/stacks/evaluate/", {"request": {"profile": "training"}, "top": 1}),
         ("POST", "/api/v1/tokens/"): ("/api/v1/tokens/", {}),
         ("POST", "/api/v1/tokens/grants/"): ("/api/v1/tokens/grants/", {"username": "rita", "can_write": True}),
     }

@@ -106,3 +106,25 @@ def test_asking_volcano_for_gang_scheduling_is_the_right_layer(client):
 def test_unknown_capability_is_named_in_the_error(client):
     fragment = client.get("/projects/volcano/misuse/?capability=teleport", **HTMX).content.decode()
     assert "capability" in fragment and "teleport" in fragment
+
+
+def test_rank_by_evidence_from_the_compose_page_shows_progress_then_the_ranking(client, architect, django_capture_on_commit_callbacks):
+    from placement.models import SimulationRun
+    from placement.services.evidence import simulation_execute
+
+    client.force_login(architect)
+    row = {"w1-name": "chat", "w1-kind": "online_inference", "w1-replicas": "8", "w1-gpus_per_replica": "0.25",
+           "w1-gpu_memory_gib": "12", "w1-p99_ms": "150", "w1-tenants": "2"}
+    page = client.get(compose_url(profile="", gpu_count="8", **row)).content.decode()
+    assert 'id="rank-by-evidence"' in page
+    request_json = page.split('name="request" value="', 1)[1].split('"', 1)[0].replace("&quot;", '"')
+    with django_capture_on_commit_callbacks():
+        response = client.post("/evaluations/", {"request": request_json, "top": "2"})
+    assert response.status_code == 302
+    url = response["Location"]
+    waiting = client.get(url).content.decode()
+    assert "hx-trigger=\"every 2s\"" in waiting and "<progress" in waiting
+    for run in SimulationRun.objects.all():
+        simulation_execute(run.pk)
+    done = client.get(url).content.decode()
+    assert "hx-trigger" not in done and "SLO attainment" in done and "/ 150 ms" in done
