@@ -101,14 +101,20 @@ class AtlasMetadata(SimpleMetadata):
 
 class AtlasAutoSchema(AutoSchema):
     """Every operation documents the error body for the 4xx codes it can answer with, and a
-    choice filter documents that an empty value means "any" (as the list page's form sends it)."""
+    choice or number filter documents that an empty value means "any" (as the list page's form sends it)."""
 
     def _get_parameters(self):
         parameters = super()._get_parameters()
         for parameter in parameters:
             schema = parameter.get("schema", {})
-            if parameter.get("in") == "query" and isinstance(schema.get("enum"), list) and "" not in schema["enum"]:
+            if parameter.get("in") != "query":
+                continue
+            if isinstance(schema.get("enum"), list) and "" not in schema["enum"]:
                 schema["enum"] = [*schema["enum"], ""]
+                parameter["description"] = (parameter.get("description", "") + "\n\nEmpty: any.").strip()
+            elif schema.get("type") in ("integer", "number") and parameter["name"] not in ("limit", "offset"):
+                # A number filter given empty (`?stack=`) filters nothing, as the list forms send it.
+                parameter["schema"] = {"oneOf": [schema, {"type": "string", "enum": [""]}]}
                 parameter["description"] = (parameter.get("description", "") + "\n\nEmpty: any.").strip()
         return parameters
 
