@@ -26,7 +26,9 @@ def stack(architect):
 
 @pytest.fixture
 def second_stack(architect):
-    request = dict(WHOLE_GPU_TRAINING, constraints={"exclude": ["volcano"]})
+    # Armada (multi-cluster queue, no simulator model) now ranks as admission without Volcano; the
+    # comparison needs two stacks the simulator can run.
+    request = dict(WHOLE_GPU_TRAINING, constraints={"exclude": ["volcano", "armada"]})
     return rules.stack_save(user=architect, request_data=request, rank=1, name="Without Volcano")
 
 
