@@ -72,3 +72,16 @@ def test_architect_uploads_a_cluster_snapshot_and_the_stack_runs_on_its_shape(pa
     assert run.scenario_name == "imported-cluster"
     assert {g["name"] for g in run.scenario["pool"]["node_groups"]} == {
         "a100-sxm4-80gb-8g", "a100-sxm4-80gb-8g-all-2g-20gb", "a100-pcie-40gb-4g-hami"}
+
+
+def test_deploy_page_keeps_long_manifest_lines_inside_the_page_at_desktop_width(page):
+    """The README's `kubectl label ...` line is wider than 1440 px: it scrolls inside its preview
+    instead of making the whole page scroll sideways."""
+    make_user("arch", "architect")
+    login(page, "arch")
+    page.set_viewport_size({"width": 1440, "height": 900})
+    compose_and_save(page, "training")
+    page.get_by_role("link", name=re.compile("Deploy: the Kubernetes objects")).click()
+    page.wait_for_url(re.compile(r"/stacks/\d+/deploy/$"))
+    expect(page.locator("section.file-preview pre").first).to_contain_text("kubectl label")
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
