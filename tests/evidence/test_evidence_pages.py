@@ -28,7 +28,7 @@ def stack(architect):
 def second_stack(architect):
     # Armada (multi-cluster queue, no simulator model) now ranks as admission without Volcano; the
     # comparison needs two stacks the simulator can run.
-    request = dict(WHOLE_GPU_TRAINING, constraints={"exclude": ["volcano", "armada"]})
+    request = dict(WHOLE_GPU_TRAINING, constraints={"exclude": ["volcano", "armada", "provisioning-request"]})
     return rules.stack_save(user=architect, request_data=request, rank=1, name="Without Volcano")
 
 

@@ -43,8 +43,15 @@ def _top(graph, **kwargs):
 # --- the seeds' three forms (seeds/002) --------------------------------------------------------------
 
 
+# Form A's data plane is "whole GPUs or a hard-partitioned pool" (seeds/002): small gangs of
+# slice-sized workers get MIG; the training preset itself (8-GPU NVLink workers) gets whole GPUs.
+SMALL_TRAINING = [{"name": "training", "kind": "training", "replicas": 4, "gpus_per_replica": 1, "gpu_memory_gib": 16,
+                   "gang": True, "tenants": 3}]
+
+
 def test_form_a_training_with_hard_isolation_is_mig_with_volcano(graph):
-    stack = _top(graph, profile="training", slo=Slo(isolation="hard", goal="throughput_first", multi_tenant=True), pool=A100)
+    stack = _top(graph, profile="training", slo=Slo(isolation="hard", goal="throughput_first", multi_tenant=True), pool=A100,
+                 workloads=SMALL_TRAINING)
     assert _slot(stack, SlotName.DATA_PLANE_UNIT) == "mig"
     assert _slot(stack, SlotName.SCHEDULING_POLICY) == "volcano"
     assert stack.pools[0].unit.value == "mig_instance"
@@ -221,7 +228,7 @@ def test_gang_training_without_a_gang_scheduler_names_the_scheduling_slot(graph)
 
 def test_mig_on_gpus_that_cannot_partition_names_the_data_plane_slot(graph):
     result = compose(graph, ComposeRequest(profile="training", pool=Pool(gpu_model="L40S", gpu_count=8),
-                                           constraints=Constraints(require=["mig"])))
+                                           workloads=SMALL_TRAINING, constraints=Constraints(require=["mig"])))
     assert not result.feasible
     assert result.failures[0].slot == SlotName.DATA_PLANE_UNIT
     assert "MIG-capable" in result.failures[0].reason
