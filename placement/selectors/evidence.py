@@ -42,8 +42,11 @@ def builtin_scenarios() -> list[ScenarioInfo]:
 
 
 def builtin_scenario_document(name: str) -> dict | None:
+    # Only a name the file system can hold: a 5,000-character name made is_file() raise (a 500).
+    if not name or "/" in name or len(name) > 200:
+        return None
     path = SCENARIO_DIR / f"{name}.yaml"
-    if not name or "/" in name or not path.is_file():
+    if not path.is_file():
         return None
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 

@@ -115,3 +115,18 @@ def test_api_errors_use_the_one_error_body(client, reader):
     unknown = client.get(f"/api/v1/stacks/{stack.pk}/manifests/", {"scenario_name": "nope"})
     assert unknown.status_code == 400 and "scenario_name" in unknown.json()["errors"]
     assert client.get("/api/v1/stacks/999999/manifests/").status_code == 404
+
+
+def test_a_scenario_name_longer_than_a_file_name_is_an_unknown_scenario_not_a_500(client, architect):
+    """`scenario_name` becomes a file name; 5,000 characters made the file system refuse it (a 500 on
+    the manifests API, the deploy page and the stack's simulate form)."""
+    stack = saved("online_inference")
+    client.force_login(architect)
+    long_name = "x" * 5000
+    api = client.get(f"/api/v1/stacks/{stack.pk}/manifests/", {"scenario_name": long_name})
+    assert api.status_code == 400 and "scenario_name" in api.json()["errors"]
+    page = client.get(reverse("stack-deploy", args=[stack.pk]), {"scenario_name": long_name})
+    assert page.status_code == 400 and "scenario_name" in page.content.decode()
+    simulate = client.post(reverse("stack-simulate", args=[stack.pk]), {"scenario_name": long_name})
+    assert simulate.status_code < 500
+    assert not SimulationRun.objects.exists()
