@@ -73,6 +73,7 @@ def test_a_name_of_neither_size_gets_no_hint():
 @pytest.mark.parametrize("text, words", [
     ("3g.20gb", "'3g.20gb': expected profile@start, e.g. 3g.20gb@4"),
     ("3g.20gb@x", "'3g.20gb@x': start slot 'x' is not an integer"),
+    ("3g.20gb@4@5", "'3g.20gb@4@5': start slot '4@5' is not an integer"),
 ])
 def test_a_placement_without_a_usable_start_is_refused_by_name(text, words):
     with pytest.raises(mig.MigLayoutError) as exc:
@@ -90,6 +91,7 @@ def test_a_placement_parses_with_surrounding_spaces():
     (["1g.10gb@4", "3g.20gb@4"], "3g.20gb@4 overlaps 1g.10gb@4 on memory slice(s) 4-5"),
     (["1g.5gb@1", "4g.20gb@0"], "4g.20gb@0 overlaps 1g.5gb@1 on memory slice(s) 1"),
     (["1g.5gb@2", "1g.5gb@1", "4g.20gb@0"], "4g.20gb@0 overlaps 1g.5gb@1 on memory slice(s) 1"),
+    (["3g.20gb@4", "7g.40gb@0"], "7g.40gb@0 overlaps 3g.20gb@4 on memory slice(s) 4-7"),
     (["1g.5gb+me@0", "1g.5gb+me@3"], "1g.5gb+me@3: 1g.5gb+me allows at most 1 instance(s) per GPU "
                                      "(1g.5gb+me@0, 1g.5gb+me@3)"),
     (["7g.40gb@1"], "7g.40gb@1: start slot 1 is not allowed for 7g.40gb (allowed starts: 0)"),
