@@ -9,18 +9,18 @@ from scheduler_core import simulate
 PLUGINS = ("priority", "proportion")  # no gang: every bound pod may be a victim
 
 
-def evictions(running: list[tuple], pending: tuple) -> list[tuple[str, str]]:
+def evictions(running: list[tuple], pending: tuple, queues=({"name": "q1"},), pending_queue="q1") -> list[tuple[str, str]]:
     """running: (name, priority, started at); pending: (name, priority) arriving at t=60 on a full
     2-GPU node of queue q1; one 1-GPU pod per job.  Returns (evicted pod, event text)."""
-    docs = [{"kind": "training", "name": name, "tenant": "q1", "workers": 1, "gpus_per_worker": 1,
-             "min_available": 1, "priority": prio, "duration": "10h", "arrival": {"at": at}}
+    docs = [{"kind": "training", "name": name, "tenant": "q1" if at < 60 else pending_queue, "workers": 1,
+             "gpus_per_worker": 1, "min_available": 1, "priority": prio, "duration": "10h", "arrival": {"at": at}}
             for name, prio, at in [*running, (*pending, 60)]]
     r = simulate({
         "name": "volcano-preempt", "horizon": "2h",
         "pool": {"node_groups": [{"name": "n1", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 2}]},
         "stack": {"control_plane": {"scheduler": "volcano", "volcano": {
-            "queues": [{"name": "q1"}], "actions": ["allocate", "preempt"], "plugins": list(PLUGINS)}}},
-        "tenants": [{"name": "q1", "queue": "q1"}], "workloads": docs})
+            "queues": list(queues), "actions": ["allocate", "preempt"], "plugins": list(PLUGINS)}}},
+        "tenants": [{"name": q["name"], "queue": q["name"]} for q in queues], "workloads": docs})
     return [(e.workload, e.detail) for e in r.events.entries if e.kind == "preempt"]
 
 
@@ -38,3 +38,12 @@ def test_at_equal_priority_the_most_recently_started_job_is_evicted():
 
 def test_a_job_of_equal_priority_is_never_a_victim():
     assert evictions([("peer-a", 10, 0), ("peer-b", 10, 30)], ("late", 10)) == []
+
+
+def test_among_jobs_started_together_the_one_submitted_last_is_evicted():
+    assert [pod for pod, _ in evictions([("first", 5, 0), ("second", 5, 0)], ("urgent", 100))] == ["second-0"]
+
+
+def test_preempt_stays_inside_the_queue_even_for_a_capped_queue_with_nothing_running():
+    queues = ({"name": "q1"}, {"name": "q2", "capability": 2})
+    assert evictions([("low-a", 5, 0), ("low-b", 5, 0)], ("urgent", 100), queues, pending_queue="q2") == []
