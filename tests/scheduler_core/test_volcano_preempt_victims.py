@@ -47,3 +47,20 @@ def test_among_jobs_started_together_the_one_submitted_last_is_evicted():
 def test_preempt_stays_inside_the_queue_even_for_a_capped_queue_with_nothing_running():
     queues = ({"name": "q1"}, {"name": "q2", "capability": 2})
     assert evictions([("low-a", 5, 0), ("low-b", 5, 0)], ("urgent", 100), queues, pending_queue="q2") == []
+
+
+def test_a_job_held_back_by_its_queues_deserved_share_evicts_nothing_while_a_gpu_is_free():
+    # 4 GPUs, two equal queues: q2's demand caps q1 at 2 deserved GPUs, which its low job already holds
+    def job(name, queue, gpus, prio, at, workers=1):
+        return {"kind": "training", "name": name, "tenant": queue, "workers": workers, "gpus_per_worker": gpus,
+                "min_available": 1, "priority": prio, "duration": "10h", "arrival": {"at": at}}
+    queues = [{"name": "q1"}, {"name": "q2"}]
+    r = simulate({
+        "name": "volcano-overused", "horizon": "2h",
+        "pool": {"node_groups": [{"name": "n1", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 4}]},
+        "stack": {"control_plane": {"scheduler": "volcano", "volcano": {
+            "queues": queues, "actions": ["allocate", "preempt"], "plugins": list(PLUGINS)}}},
+        "tenants": [{"name": q["name"], "queue": q["name"]} for q in queues],
+        "workloads": [job("low", "q1", 1, 5, 0, workers=2), job("other", "q2", 1, 5, 0), job("big", "q2", 3, 5, 30),
+                      job("urgent", "q1", 1, 100, 60)]})
+    assert [e for e in r.events.entries if e.kind == "preempt"] == []
