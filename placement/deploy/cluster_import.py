@@ -65,9 +65,58 @@ def _items(doc, source: str, errors: list[str]) -> list:
     return []
 
 
+# Fields whose JSON type kubectl always prints the same way; an object that lies about one is
+# refused by name instead of failing deep in the reader.
+_OBJECT_FIELDS = ("metadata", "metadata.labels", "metadata.annotations", "spec", "status",
+                  "status.capacity", "status.allocatable")
+_STRING_FIELDS = ("metadata.name", "metadata.namespace", "spec.nodeName", "status.phase", "kind", "apiVersion")
+_STRING_MAPS = ("metadata.labels", "metadata.annotations")
+
+
+def _field(obj: dict, path: str):
+    for part in path.split("."):
+        obj = obj.get(part) if isinstance(obj, dict) else None
+    return obj
+
+
+def shape_problem(obj: dict) -> str | None:
+    """The first field whose JSON type is not the one Kubernetes prints, as 'field: expected ...'."""
+    for path in _OBJECT_FIELDS:
+        value = _field(obj, path)
+        if value is not None and not isinstance(value, dict):
+            return f"{path}: expected an object, got {type(value).__name__}"
+    for path in _STRING_FIELDS:
+        value = _field(obj, path)
+        if value is not None and not isinstance(value, str):
+            return f"{path}: expected a string, got {type(value).__name__}"
+    for path in _STRING_MAPS:
+        for key, value in (_field(obj, path) or {}).items():
+            if not isinstance(value, str):
+                return f"{path}.{key}: expected a string, got {type(value).__name__}"
+    containers = _field(obj, "spec.containers")
+    if containers is not None:
+        if not isinstance(containers, list) or not all(isinstance(c, dict) for c in containers):
+            return "spec.containers: expected a list of objects"
+        for n, container in enumerate(containers):
+            resources = container.get("resources")
+            if resources is not None and not isinstance(resources, dict):
+                return f"spec.containers[{n}].resources: expected an object, got {type(resources).__name__}"
+            for part in ("requests", "limits"):
+                value = (resources or {}).get(part)
+                if value is not None and not isinstance(value, dict):
+                    return f"spec.containers[{n}].resources.{part}: expected an object, got {type(value).__name__}"
+    refs = _field(obj, "metadata.ownerReferences")
+    if refs is not None and (not isinstance(refs, list) or not all(isinstance(r, dict) for r in refs)):
+        return "metadata.ownerReferences: expected a list of objects"
+    return None
+
+
 def _where(source: str, index: int, obj) -> str:
-    name = obj.get("metadata", {}).get("name") if isinstance(obj, dict) else None
-    namespace = obj.get("metadata", {}).get("namespace") if isinstance(obj, dict) else None
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    meta = meta if isinstance(meta, dict) else {}
+    name, namespace = meta.get("name"), meta.get("namespace")
+    name = name if isinstance(name, str) else None
+    namespace = namespace if isinstance(namespace, str) else None
     kind = obj.get("kind", "object") if isinstance(obj, dict) else "object"
     return f"{source}: items[{index}] ({kind} {namespace + '/' if namespace else ''}{name or '?'})"
 
@@ -187,6 +236,9 @@ def read_nodes(doc, errors: list[str], source: str = "nodes.json") -> tuple[list
         where = _Where(source, i, node)
         if not isinstance(node, dict) or node.get("kind", "Node") != "Node" or not str(node.get("apiVersion", "v1")).startswith("v1"):
             errors.append(f"{where}: kind: expected a v1 Node")
+            continue
+        if problem := shape_problem(node):
+            errors.append(f"{where}: {problem}")
             continue
         meta = node.get("metadata") or {}
         labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
@@ -312,6 +364,9 @@ def read_pods(doc, node_group: dict[str, str], groups: dict[str, _Group], errors
         if not isinstance(pod, dict) or pod.get("kind", "Pod") != "Pod" or not str(pod.get("apiVersion", "v1")).startswith("v1"):
             errors.append(f"{where}: kind: expected a v1 Pod")
             continue
+        if problem := shape_problem(pod):
+            errors.append(f"{where}: {problem}")
+            continue
         meta = pod.get("metadata") or {}
         if not meta.get("name") or not meta.get("namespace"):
             errors.append(f"{where}: metadata: a pod needs a name and a namespace (use kubectl get pods -A -o json)")
@@ -400,6 +455,9 @@ def read_queues(doc, pools: list[dict], errors: list[str], source: str = "queues
                                  ("kueue.x-k8s.io", "ResourceFlavor"), ("scheduling.volcano.sh", "Queue")}:
             errors.append(f"{_where(source, i, obj)}: kind: expected a Kueue ClusterQueue, LocalQueue or ResourceFlavor, "
                           f"or a Volcano Queue")
+            continue
+        if problem := shape_problem(obj):
+            errors.append(f"{_where(source, i, obj)}: {problem}")
             continue
         kinds[f"{group}/{kind}"].append((i, obj))
     out: dict = {}

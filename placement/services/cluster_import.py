@@ -21,6 +21,8 @@ def decode_snapshot_file(raw: bytes, field: str):
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValidationError({field: [f"Not JSON (the output of kubectl get ... -o json): {exc}"]}) from None
+    except RecursionError:
+        raise ValidationError({field: ["Nested too deeply to be kubectl output."]}) from None
 
 
 def snapshot_scenario(nodes, pods, queues=None, *, name: str = "imported-cluster", horizon: str = "24h") -> dict:
@@ -34,3 +36,6 @@ def snapshot_scenario(nodes, pods, queues=None, *, name: str = "imported-cluster
         if len(exc.errors) > MAX_ERRORS_SHOWN:
             shown.append(f"... and {len(exc.errors) - MAX_ERRORS_SHOWN} more problems")
         raise ValidationError({"snapshot": shown}) from None
+    except (AttributeError, TypeError, ValueError, KeyError) as exc:
+        # A field deeper than the shape check (a queue's quotas, say) of an unexpected type.
+        raise ValidationError({"snapshot": [f"an object has a field of an unexpected type ({exc})"]}) from None

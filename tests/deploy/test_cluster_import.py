@@ -147,3 +147,33 @@ def test_thousands_of_identical_jobs_become_counted_entries_within_the_scenario_
     assert sum(w.get("count", 1) for w in jobs) == 2800
     assert len(doc["workloads"]) < 2000
     assert parse_scenario(doc).pool.total_gpus == 700 // 4 * (8 + 8 + 8 + 4)
+
+
+def test_an_object_that_lies_about_a_fields_type_is_refused_by_field_name():
+    nodes, pods, queues = sample()
+    liar = copy.deepcopy(nodes)
+    liar["items"][0]["metadata"]["labels"] = ["nvidia.com/gpu.product"]
+    with pytest.raises(SnapshotInvalid) as caught:
+        cluster_scenario(liar, pods, queues)
+    assert any("items[0]" in e and "metadata.labels: expected an object, got list" in e for e in caught.value.errors)
+    bad_pod = copy.deepcopy(pods)
+    bad_pod["items"][0]["spec"]["containers"][0]["resources"] = "8 GPUs"
+    with pytest.raises(SnapshotInvalid) as caught:
+        cluster_scenario(nodes, bad_pod, queues)
+    assert any("spec.containers[0].resources: expected an object" in e for e in caught.value.errors)
+
+
+def test_a_snapshot_nested_100000_deep_is_refused_naming_the_upload_and_nothing_runs(client, architect):
+    body = compose_stacks({"profile": "mixed", "pool": {"gpu_model": "A100-80GB", "gpu_count": 32}}).stacks[0]
+    stack = Stack.objects.create(name=body.title, profile="mixed", request={"profile": "mixed"},
+                                 composition=body.model_dump(mode="json"))
+    client.force_login(architect)
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    deep = ("[" * 100_000 + "]" * 100_000).encode()
+    response = client.post(reverse("stack-simulate-cluster", args=[stack.pk]), {
+        "nodes_file": SimpleUploadedFile("nodes.json", deep),
+        "pods_file": SimpleUploadedFile("pods.json", (SAMPLE / "pods.json").read_bytes()),
+    }, follow=True)
+    assert response.status_code == 200
+    assert "nodes_file: Nested too deeply" in response.content.decode()
+    assert not SimulationRun.objects.exists()
