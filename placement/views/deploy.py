@@ -67,4 +67,7 @@ def stack_simulate_cluster(request, pk: int):
             for problem in problems:
                 messages.error(request, f"Nothing was imported. {field}: {problem}")
         return redirect("stack-detail", pk=stack.pk)
+    except evidence_services.RunNotAccepted as exc:  # broker down, too many active runs
+        messages.error(request, exc.message)
+        return redirect("stack-detail", pk=stack.pk)
     return redirect("run-detail", pk=run.pk)

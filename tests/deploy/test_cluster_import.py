@@ -177,3 +177,25 @@ def test_a_snapshot_nested_100000_deep_is_refused_naming_the_upload_and_nothing_
     assert response.status_code == 200
     assert "nodes_file: Nested too deeply" in response.content.decode()
     assert not SimulationRun.objects.exists()
+
+
+def test_a_cluster_upload_with_the_broker_down_says_so_on_the_stack_page_instead_of_a_500(client, architect, monkeypatch):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from placement.services import evidence
+
+    def broker_down(**kwargs):
+        raise evidence.QueueUnavailable("The task queue is unavailable; nothing was queued. Try again in a minute.")
+
+    monkeypatch.setattr(evidence, "simulation_start", broker_down)
+    body = compose_stacks({"profile": "mixed", "pool": {"gpu_model": "A100-80GB", "gpu_count": 32}}).stacks[0]
+    stack = Stack.objects.create(name=body.title, profile="mixed", request={"profile": "mixed"},
+                                 composition=body.model_dump(mode="json"))
+    client.force_login(architect)
+    response = client.post(reverse("stack-simulate-cluster", args=[stack.pk]), {
+        "nodes_file": SimpleUploadedFile("nodes.json", (SAMPLE / "nodes.json").read_bytes()),
+        "pods_file": SimpleUploadedFile("pods.json", (SAMPLE / "pods.json").read_bytes()),
+    }, follow=True)
+    assert response.status_code == 200
+    assert "The task queue is unavailable" in response.content.decode()
+    assert not SimulationRun.objects.exists()
