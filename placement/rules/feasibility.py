@@ -30,6 +30,10 @@ def not_excluded(ctx: Context, slot: SlotName, slugs) -> list[str]:
         if slug in ctx.excluded:
             ctx.reject(slot, slug, f"{slug} is excluded by the constraints.", "constraint")
             continue
+        landscape = ctx.facts(slug).doc.placement.landscape
+        if landscape is not None and landscape.archived and slug not in ctx.required:
+            ctx.reject(slot, slug, f"{slug} is archived upstream (no longer maintained); require it to see its stack.", "constraint")
+            continue
         other = next((c for c in ctx.graph.rules.excluded_capabilities if c.capability in ctx.facts(slug).capabilities), None)
         if other is not None:
             ctx.reject(slot, slug, f"{slug}: {other.why}")

@@ -44,6 +44,11 @@ def support(ctx: Context, cand: Candidate) -> str | None:
                 continue
             if needed in ctx.excluded:
                 return f"{slug} requires {needed}, which the constraints exclude"
+            scheduler = cand.cluster.get(SlotName.SCHEDULING_POLICY)
+            if scheduler and needed in ctx.graph.slot_candidates[SlotName.SCHEDULING_POLICY]:
+                # A required scheduler cannot ride along beside another one: two schedulers would
+                # each claim the pool's pods (one binder per pod, DESIGN.md §4 contracts).
+                return f"{slug} requires the scheduler {needed}, but this stack's scheduler is {scheduler}"
             supporting[needed] = slug
             queue.append(needed)
     cand.supporting = supporting

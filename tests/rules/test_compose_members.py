@@ -1,0 +1,35 @@
+"""Who may be in a composed stack besides the slot members: no archived project unless asked for,
+and no second scheduler riding along as a "supporting" requirement."""
+
+from __future__ import annotations
+
+import pytest
+
+from placement.rules import ComposeRequest, Constraints, SlotName, compose
+
+PROFILES = ("training", "online_inference", "batch_inference", "interactive", "mixed")
+
+
+@pytest.mark.parametrize("keep_default", [False, True], ids=["any scheduler", "keep default scheduler"])
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_stack_never_carries_two_schedulers(graph, profile, keep_default):
+    # Grove requires KAI: it used to join a coscheduling stack as "supporting", two binders for one pool.
+    schedulers = set(graph.slot_candidates[SlotName.SCHEDULING_POLICY])
+    result = compose(graph, ComposeRequest(profile=profile, constraints=Constraints(keep_default_scheduler=keep_default), limit=10))
+    for stack in result.stacks:
+        slotted = {a.project.slug for a in stack.slots if a.slot == SlotName.SCHEDULING_POLICY and a.project}
+        riding = {s.project.slug for s in stack.supporting if s.project.slug in schedulers} - slotted
+        assert not riding, (stack.title, slotted, riding)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_archived_projects_are_not_composed_unless_required(graph, profile):
+    archived = {slug for slug, f in graph.projects.items() if f.doc.placement.landscape and f.doc.placement.landscape.archived}
+    assert archived, "the catalog marks at least one project archived (nos)"
+    result = compose(graph, ComposeRequest(profile=profile, limit=10))
+    assert not [s.title for s in result.stacks if archived & set(s.components)]
+
+
+def test_an_archived_project_is_composed_when_required(graph):
+    result = compose(graph, ComposeRequest(profile="mixed", constraints=Constraints(require=["nos"])))
+    assert result.feasible and all("nos" in s.components for s in result.stacks), result.failures
