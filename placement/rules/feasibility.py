@@ -84,16 +84,37 @@ def acceptable_units(ctx: Context, spec: PoolSpec) -> list[ResourceUnit]:
     ]
 
 
-def _mig_profile(ctx: Context, memory_gib: float) -> tuple[str, float] | None:
-    """The smallest MIG profile of the pool's GPU model that holds `memory_gib`, or None."""
+# A slice counts as giving a replica its share of compute when it has at least this much of it:
+# 3g (3/7 = 0.43) is the "half GPU" NVIDIA sizes it as, but 1g (0.14) is not a quarter (assumption).
+MIG_COMPUTE_SHARE_TOLERANCE = 0.85
+
+
+def _slices(name: str) -> int:
+    return int(name.split("g")[0])
+
+
+def _mig_profile(ctx: Context, memory_gib: float, compute_share: float = 0.0) -> tuple[str, float] | None:
+    """The smallest MIG profile of the pool's GPU model that holds `memory_gib` and gives at least
+    `compute_share` of the GPU's SMs (a `g` slice gets g/7 of an A100's compute: a replica asking a
+    quarter of a GPU needs 2g, not 1g; domain-facts §1.1), or None."""
     profiles = ctx.graph.rules.mig_profiles_for(ctx.pool.gpu_model)
-    fitting = sorted(((gb, name) for name, gb in profiles.items() if gb >= memory_gib), key=lambda p: (p[0], int(p[1].split("g")[0])))
+    if not profiles:
+        return None
+    full = max(_slices(name) for name in profiles)
+    fitting = sorted(
+        ((gb, name) for name, gb in profiles.items() if gb >= memory_gib and _slices(name) / full >= compute_share * MIG_COMPUTE_SHARE_TOLERANCE),
+        key=lambda p: (p[0], _slices(p[1])),
+    )
     return (fitting[0][1], fitting[0][0]) if fitting else None
+
+
+def _replica_mig_profile(ctx: Context, w) -> tuple[str, float] | None:
+    return _mig_profile(ctx, w.gpu_memory_gib, w.gpus_per_replica if w.gpus_per_replica < 1 else 0.0)
 
 
 def mig_profile_name(ctx: Context, spec: PoolSpec) -> str | None:
     """The MIG profile one replica of the pool's class gets (None without a class or a profile table)."""
-    found = _mig_profile(ctx, spec.workload.gpu_memory_gib) if spec.workload else None
+    found = _replica_mig_profile(ctx, spec.workload) if spec.workload else None
     return found[0] if found else None
 
 
@@ -115,10 +136,11 @@ def unit_misfit(ctx: Context, spec: PoolSpec, unit: ResourceUnit) -> str | None:
     model = rules.gpu_model(ctx.pool.gpu_model)
     if fit.memory == "mig_profile":
         profiles = rules.mig_profiles_for(ctx.pool.gpu_model)
-        if profiles and _mig_profile(ctx, w.gpu_memory_gib) is None:
+        if profiles and _replica_mig_profile(ctx, w) is None:
             name, gb = max(profiles.items(), key=lambda p: p[1])
-            return (f"{label} cannot serve {where}: {w.gpu_memory_gib:g} GiB per replica is above the largest MIG "
-                    f"profile of {ctx.pool.gpu_model}, {name} ({gb:g} GB) ({rules.mig_profiles_source})")
+            return (f"{label} cannot serve {where}: no MIG profile of {ctx.pool.gpu_model} holds {w.gpu_memory_gib:g} GiB "
+                    f"with {min(1.0, w.gpus_per_replica):g} of a GPU's compute; the largest is {name} ({gb:g} GB) "
+                    f"({rules.mig_profiles_source})")
     elif model is not None:
         cap = model.memory_gb * (min(1.0, w.gpus_per_replica) if fit.memory == "share" else 1.0)
         if w.gpu_memory_gib > cap:
@@ -134,7 +156,7 @@ def unit_size(ctx: Context, spec: PoolSpec, unit: ResourceUnit) -> str:
     if w is None:
         return ""
     if unit == ResourceUnit.MIG_INSTANCE:
-        found = _mig_profile(ctx, w.gpu_memory_gib)
+        found = _replica_mig_profile(ctx, w)
         return f"MIG {found[0]} per replica" if found else "a MIG instance per replica"
     if unit in (ResourceUnit.WHOLE_GPU, ResourceUnit.DRA_DEVICE):
         n = w.whole_gpus

@@ -33,3 +33,15 @@ def test_archived_projects_are_not_composed_unless_required(graph, profile):
 def test_an_archived_project_is_composed_when_required(graph):
     result = compose(graph, ComposeRequest(profile="mixed", constraints=Constraints(require=["nos"])))
     assert result.feasible and all("nos" in s.components for s in result.stacks), result.failures
+
+
+def test_a_mig_slice_gives_a_fractional_replica_its_compute_share_not_only_its_memory(graph):
+    # A replica asking a quarter of a GPU with 8 GiB: 1g.10gb holds the memory but has 1/7 (14%) of
+    # the SMs; the smallest slice with both is 2g.20gb (2/7) (domain-facts §1.1).
+    serving = {"name": "serving", "kind": "online_inference", "replicas": 16, "gpus_per_replica": 0.25,
+               "gpu_memory_gib": 8, "p99_ms": 200, "tenants": 4}
+    result = compose(graph, ComposeRequest(workloads=[serving], constraints=Constraints(require=["mig"]),
+                                           pool={"gpu_model": "A100-80GB", "gpu_count": 16}))
+    assert result.feasible, result.failures
+    sizes = {p.unit_size for s in result.stacks for p in s.pools if p.unit.value == "mig_instance"}
+    assert sizes == {"MIG 2g.20gb per replica"}, sizes

@@ -53,7 +53,8 @@ def test_mig_gets_the_smallest_profile_that_holds_a_replica(graph):
     small = {"name": "notebooks", "kind": "interactive", "replicas": 7, "gpus_per_replica": 0.25, "gpu_memory_gib": 18}
     result = _compose(graph, small, slo={"isolation": "hard", "goal": "latency_sensitive", "multi_tenant": False})
     mig = [p for s in result.stacks for p in s.pools if p.unit.value == "mig_instance"]
-    assert mig and mig[0].unit_size == "MIG 1g.20gb per replica"
+    # 1g.20gb holds the memory but has 1/7 of the SMs, not a quarter: 2g.20gb holds both.
+    assert mig and mig[0].unit_size == "MIG 2g.20gb per replica"
 
 
 def test_an_mps_share_must_hold_the_replica_in_its_equal_memory_split(graph):
