@@ -32,6 +32,8 @@ def main() -> int:
     for module, c in sorted(per_module.items()):
         killed = sum(c[s] for s in KILLED)
         alive = sum(c[s] for s in SURVIVED)
+        if not killed + alive:
+            continue  # not run (make mutation MUTATE=<another module>)
         total.update(killed=killed, alive=alive)
         print(f"{module:45} {killed:7d} {alive:9d} {killed / max(1, killed + alive):7.1%}")
     print(f"{'all':45} {total['killed']:7d} {total['alive']:9d} "
