@@ -166,6 +166,8 @@ ATLAS_RUN_MAX_ACTIVE_PER_USER = int(os.environ.get("ATLAS_RUN_MAX_ACTIVE_PER_USE
 ATLAS_BROKER_CONNECT_TIMEOUT = float(os.environ.get("ATLAS_BROKER_CONNECT_TIMEOUT", "1"))
 ATLAS_RUN_SEND_GRACE = int(os.environ.get("ATLAS_RUN_SEND_GRACE", "60"))
 ATLAS_RUN_QUEUE_TIMEOUT = int(os.environ.get("ATLAS_RUN_QUEUE_TIMEOUT", "21600"))
+# The run page's verdict band (~60 short simulations) is computed in a task stopped after this (s).
+ATLAS_BAND_TIME_LIMIT = int(os.environ.get("ATLAS_BAND_TIME_LIMIT", "120"))
 
 # Celery: eager in-process unless a broker is configured.
 _BROKER_FROM_ENV = os.environ.get("CELERY_BROKER_URL", "")

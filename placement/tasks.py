@@ -8,7 +8,9 @@ worker that vanished without the broker noticing.
 from celery import Task, shared_task
 from celery.exceptions import TimeLimitExceeded
 
-from placement.services import evidence, webhooks
+from django.conf import settings
+
+from placement.services import evidence, story_band, webhooks
 
 
 class SimulationTask(Task):
@@ -38,3 +40,16 @@ def deliver_webhook(self, delivery_id: int) -> str:
         # Eager mode (tests, no broker) leaves the retry to the sweeper instead of recursing now.
         self.apply_async(args=[delivery_id], countdown=delay)
     return status
+
+
+class StoryBandTask(Task):
+    def on_failure(self, exc, task_id, args, kwargs, einfo):
+        # The hard limit kills the pool process; record why so the page stops polling.
+        if isinstance(exc, TimeLimitExceeded) and args:
+            story_band.story_band_failed(args[0], f"stopped at its hard time limit of {settings.ATLAS_BAND_TIME_LIMIT + 30} s")
+
+
+@shared_task(name="placement.compute_story_band", base=StoryBandTask, acks_late=True,
+             soft_time_limit=settings.ATLAS_BAND_TIME_LIMIT, time_limit=settings.ATLAS_BAND_TIME_LIMIT + 30)
+def compute_story_band(band_id: int) -> str:
+    return story_band.story_band_compute(band_id)

@@ -1,7 +1,7 @@
 from placement.models.catalog import Capability, Layer, Map, Project, ProjectFacet, ProjectLayer
 from placement.models.decisions import DecisionEvent, DecisionRecord, ProjectRing, Webhook, WebhookDelivery
 from placement.models.review import Revision
-from placement.models.stacks import ApiAccess, SimulationRun, Stack, Sweep
+from placement.models.stacks import ApiAccess, SimulationRun, Stack, StoryBand, Sweep
 
 __all__ = [
     "ApiAccess",
@@ -17,6 +17,7 @@ __all__ = [
     "Revision",
     "SimulationRun",
     "Stack",
+    "StoryBand",
     "Sweep",
     "Webhook",
     "WebhookDelivery",

@@ -99,3 +99,19 @@ class ApiAccess(models.Model):
 
     def __str__(self) -> str:
         return f"API access of {self.user.username}: {'write' if self.token_can_write else 'read-only'}"
+
+
+class StoryBand(models.Model):
+    """One naive-vs-right verdict over 10 seeds with its sensitivity band (~60 short simulations),
+    computed by a Celery task and kept here so web workers only read it. `key` hashes the two
+    scenario files and the metric, so a changed scenario gets a new band."""
+
+    COMPUTING, DONE, FAILED = "computing", "done", "failed"
+    STATUSES = [(COMPUTING, "computing"), (DONE, "done"), (FAILED, "failed")]
+
+    key = models.CharField(max_length=64, unique=True)
+    story = models.CharField(max_length=200)
+    status = models.CharField(max_length=12, choices=STATUSES, default=COMPUTING)
+    summary = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)

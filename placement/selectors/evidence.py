@@ -132,26 +132,3 @@ def run_timeline(run: SimulationRun, kind: str = "") -> RunTimeline:
     return RunTimeline(kinds=sorted(by_kind.items()), kind=kind, entries=entries,
                        left_out=int(events.get("left_out") or 0), pending=list(pending.get("by_reason") or []),
                        waiting=int(pending.get("waiting") or 0))
-
-
-def story_verdicts(scenario_name: str) -> list[dict]:
-    """The naive-vs-right verdicts a built-in scenario takes part in, each with its 95% interval over
-    10 seeds and its sensitivity band.  About 60 short simulations per verdict, so cached per
-    scenario file contents."""
-    import hashlib
-
-    from django.core.cache import cache
-
-    from scheduler_core.stories import judge, summary, verdicts_for
-
-    out = []
-    for v in verdicts_for(scenario_name):
-        texts = [(SCENARIO_DIR / f"{stem}.yaml").read_bytes() for stem in (v.naive, v.right)]
-        digest = hashlib.sha256(b"\0".join(texts) + v.metric.encode()).hexdigest()[:24]
-        key = f"story-verdict:v1:{digest}"
-        found = cache.get(key)
-        if found is None:
-            found = summary(judge(v, n_seeds=10))
-            cache.set(key, found, 24 * 3600)
-        out.append(found)
-    return out

@@ -14,15 +14,15 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from placement.charts import comparison_charts, run_charts
-from placement.models import SimulationRun, Stack, Sweep
+from placement.models import SimulationRun, Stack, StoryBand, Sweep
 from placement.selectors.evidence import (
     builtin_scenarios,
     run_timeline,
     side_by_side,
-    story_verdicts,
     sweep_summary,
 )
 from placement.services import evidence as evidence_services
+from placement.services.story_band import story_bands_requested
 from placement.views.common import action_required, read_required
 
 MAX_UPLOAD_BYTES = 512 * 1024
@@ -198,4 +198,8 @@ def run_scenario_download(request, pk: int):
 def run_band(request, pk: int):
     """htmx fragment: the verdicts this run's scenario takes part in, over seeds and under the band."""
     run = get_object_or_404(SimulationRun, pk=pk)
-    return render(request, "placement/_run_band.html", {"run": run, "verdicts": story_verdicts(run.scenario_name)})
+    bands = story_bands_requested(run.scenario_name)
+    return render(request, "placement/_run_band.html", {
+        "run": run, "verdicts": [b.summary for b in bands if b.status == StoryBand.DONE],
+        "computing": any(b.status == StoryBand.COMPUTING for b in bands),
+        "failed": [b for b in bands if b.status == StoryBand.FAILED], "stories": bool(bands)})
