@@ -33,10 +33,15 @@ class WorkloadClass(BaseModel):
     )
     kind: WorkloadKind = Field(description="training, online_inference, batch_inference or interactive.")
     replicas: int = Field(ge=1, le=100000, description="Workers (training) or model-server replicas (inference).")
+    # No sharing mechanism splits a GPU finer than 1% (HAMi's gpucores and KAI's fractions are
+    # percentages); no replica runs in less than 64 MiB of GPU memory.
     gpus_per_replica: float = Field(
-        gt=0, le=64, description="GPUs one replica (one pod) uses; below 1 means a share of one GPU (0.25 = a quarter)."
+        ge=0.01, le=64, allow_inf_nan=False,
+        description="GPUs one replica (one pod) uses; below 1 means a share of one GPU (0.25 = a quarter), at least 0.01.",
     )
-    gpu_memory_gib: float = Field(gt=0, le=1024, description="GPU memory one replica needs on each of its GPUs, in GiB.")
+    gpu_memory_gib: float = Field(
+        ge=0.0625, le=1024, allow_inf_nan=False, description="GPU memory one replica needs on each of its GPUs, in GiB."
+    )
     gang: bool = Field(False, description="All replicas start together or none does (all-or-nothing).")
     peer_to_peer: bool = Field(False, description="The replica's GPUs talk peer-to-peer (NVLink/P2P all-reduce).")
     p99_ms: float | None = Field(None, gt=0, le=600000, description="Inference latency target at P99, in ms (optional).")
