@@ -1,4 +1,4 @@
-# Two commands on a fresh machine: `make run` (serve the app on SQLite) and `make test` (every test,
+# Two commands on a fresh machine: `make run` (serve the app and a worker on SQLite) and `make test` (every test,
 # against PostgreSQL, Redis and a real Celery worker, plus headless Chromium journeys).
 PYTHON ?= python3
 VENV ?= .venv
@@ -19,10 +19,7 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 run: install
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py import_catalog fixtures/catalog
-	$(PY) manage.py seed_roles --demo-users
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	$(PY) manage.py serve_embedded --prepare $(HOST):$(PORT)
 
 # Real mode worker: CELERY_BROKER_URL=redis://127.0.0.1:6379/0 DATABASE_URL=... make worker
 worker: install

@@ -1,6 +1,7 @@
 """Settings, read from the environment.
 
-Embedded default (no environment): SQLite in var/, Celery eager, DEBUG on, a fixed dev secret.
+Embedded default (no environment): SQLite in var/, Celery on a filesystem broker in var/broker
+(`make run` starts the worker), DEBUG on, a fixed dev secret.
 Real mode: DATABASE_URL (PostgreSQL), CELERY_BROKER_URL (Redis), DJANGO_SECRET_KEY, DJANGO_DEBUG=0.
 `config.settings_production` tightens the security settings for `check --deploy`.
 """
@@ -37,6 +38,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "whitenoise.runserver_nostatic",  # runserver serves static files through WhiteNoise too
     "django.contrib.staticfiles",
     "django_htmx",
     "django_filters",
@@ -90,6 +92,14 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # The embedded web server and worker write the same file: wait for the lock instead of failing,
+    # take it at the start of a transaction (no upgrade deadlock), and let readers go on (WAL).
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 20,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL;",
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -128,7 +138,9 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns on a missing root
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    # collectstatic writes content-hashed names (served with a far-future, immutable Cache-Control)
+    # and gzip copies; `make run` collects before serving, production must run it on deploy.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = True
 
@@ -169,23 +181,39 @@ ATLAS_RUN_QUEUE_TIMEOUT = int(os.environ.get("ATLAS_RUN_QUEUE_TIMEOUT", "21600")
 # The run page's verdict band (~60 short simulations) is computed in a task stopped after this (s).
 ATLAS_BAND_TIME_LIMIT = int(os.environ.get("ATLAS_BAND_TIME_LIMIT", "120"))
 
-# Celery: eager in-process unless a broker is configured.
+# Celery. Real mode: CELERY_BROKER_URL (Redis). Embedded default: Kombu's filesystem transport
+# under var/broker (no server to run); `make run` starts a worker beside the web server, so a
+# submitted run returns at once and its progress moves as in real mode. ATLAS_CELERY_EAGER=1 runs
+# tasks in-process instead (the test suite does that for the pages' tests).
 _BROKER_FROM_ENV = os.environ.get("CELERY_BROKER_URL", "")
-# Eager apply_async still opens a producer, so the embedded default uses the in-memory transport
-# rather than Celery's default AMQP URL (which would try the network).
-CELERY_BROKER_URL = _BROKER_FROM_ENV or "memory://"
+CELERY_TASK_ALWAYS_EAGER = env_bool("ATLAS_CELERY_EAGER", False) and not _BROKER_FROM_ENV
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", _BROKER_FROM_ENV or None)
-CELERY_TASK_ALWAYS_EAGER = not _BROKER_FROM_ENV
+if _BROKER_FROM_ENV:
+    CELERY_BROKER_URL = _BROKER_FROM_ENV
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": int(os.environ.get("ATLAS_VISIBILITY_TIMEOUT", "900")),
+        "socket_connect_timeout": ATLAS_BROKER_CONNECT_TIMEOUT,
+    }
+elif CELERY_TASK_ALWAYS_EAGER:
+    # Eager apply_async still opens a producer: the in-memory transport never touches the network.
+    CELERY_BROKER_URL = "memory://"
+else:
+    BROKER_DIR = VAR_DIR / "broker"
+    for _folder in ("queue", "control"):
+        (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "polling_interval": 0.5,
+    }
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("ATLAS_RUN_SOFT_TIME_LIMIT", "600"))
 CELERY_TASK_TIME_LIMIT = int(os.environ.get("ATLAS_RUN_TIME_LIMIT", "660"))
-CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": int(os.environ.get("ATLAS_VISIBILITY_TIMEOUT", "900")),
-    "socket_connect_timeout": ATLAS_BROKER_CONNECT_TIMEOUT,
-}
 # Runs store their results in the database; a Celery result backend would only add a second
 # connection that retries for ~20 s when Redis is down.
 CELERY_TASK_IGNORE_RESULT = True

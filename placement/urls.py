@@ -1,6 +1,6 @@
 from django.urls import path
 
-from placement.views import assets, catalog, decisions, deploy, evidence, landscape, layer_map, review, stacks
+from placement.views import catalog, decisions, deploy, evidence, landscape, layer_map, review, stacks
 
 urlpatterns = [
     path("", catalog.home, name="home"),
@@ -51,5 +51,4 @@ urlpatterns = [
     path("radar/", decisions.radar, name="radar"),
     path("radar.json", decisions.radar_json, name="radar-json"),
     path("feed/atom/", decisions.AtlasFeed(), name="feed-atom"),
-    path("assets/<str:name>", assets.vendored_asset, name="vendored-asset"),
 ]

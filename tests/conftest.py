@@ -24,6 +24,30 @@ def load_catalog() -> None:
     catalog_import(CATALOG_DIR)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def uncollected_static_files():
+    """Pages under test link static files by their plain names: the manifest storage needs
+    `collectstatic` first, which tests/browser/test_static_and_embedded.py runs against a real server."""
+    from django.test.utils import override_settings
+
+    storages = {
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    with override_settings(STORAGES=storages):
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def eager_celery():
+    """Pages' and services' tests run tasks in-process; the worker tests (tests/evidence/conftest.py)
+    switch to a real broker and worker, the embedded-mode browser test runs `serve_embedded`."""
+    from config.celery import app
+
+    app.conf.update(task_always_eager=True, broker_url="memory://", broker_transport_options={})
+    yield
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():

@@ -49,10 +49,10 @@ def test_simulating_from_the_stack_page_shows_progress_and_charts(client, archit
     assert run.scenario["stack"]["control_plane"]["scheduler"] == "volcano"
     page = client.get(f"/runs/{run.pk}/").content.decode()
     assert 'role="progressbar"' in page and 'aria-valuenow="100"' in page
-    assert "/assets/plotly.min.js" in page and "cdn" not in page.lower()
+    assert "/static/vendor/plotly/plotly-cartesian.min.js" in page and "cdn" not in page.lower()
     for title in ("Allocated and effective GPUs over time", "Pending pods and queued workloads over time", "Queue-wait distribution", "Per-tenant GPU-hours"):
         assert title in page, title
-    assert client.get("/assets/plotly.min.js").status_code == 200
+    assert client.get("/static/vendor/plotly/plotly-cartesian.min.js").status_code == 200
 
 
 def test_progress_fragment_polls_until_the_run_finishes(client, architect, stack):
