@@ -275,12 +275,18 @@ def contract_edges(composition: dict) -> list[ContractEdge]:
     * Allocate: the allocating projects -> the data-plane unit; for whole GPUs (no unit project)
       the scheduler that bound the pod -> the device handoff that hands the GPU over.
 
-    Self-edges are dropped; the same edge in several pools is drawn once, naming every pool.
+    When one project plays both data-plane roles (HAMi is handoff and unit) or there is no unit
+    project, Advertise goes to the scheduler that reads what is advertised and Allocate comes from
+    the scheduler that bound the pod, so each contract point of the stack is drawn. Self-edges are
+    dropped; the same edge in several pools is drawn once, naming every pool.
     """
     handoff: dict[str, str] = {}
     unit_project: dict[str, str] = {}
+    scheduler = ""
     for slot in composition.get("slots") or ():
         project = (slot.get("project") or {}).get("slug")
+        if project and slot.get("slot") == "scheduling_policy":
+            scheduler = project
         if not project or not slot.get("pool"):
             continue
         if slot.get("slot") == "device_handoff":
@@ -308,25 +314,29 @@ def contract_edges(composition: dict) -> list[ContractEdge]:
         if contract.get("reason") and contract["reason"] not in entry["reasons"]:
             entry["reasons"].append(contract["reason"])
 
+    def binder_besides(pool: str, project: str | None) -> str | None:
+        """The scheduler that bound the pod (else another binder), other than `project`."""
+        candidates = [scheduler] + binders.get(pool, [])
+        return next((c for c in candidates if c and c != project), None)
+
     for contract in composition.get("contracts") or ():
         if contract.get("point") == "quota":  # the map draws the admission side of Bind (quota gates binding)
             contract = {**contract, "point": "bind"}
         point, pool = contract.get("point"), contract.get("pool", "")
         by = list(contract.get("by") or ())
+        unit = unit_project.get(pool)
         if point == "advertise":
             for source in by or [handoff.get(pool)]:
-                add(source, unit_project.get(pool), contract)
+                add(source, unit if unit and unit != source else binder_besides(pool, source), contract)
         elif point == "bind":
             for target in by:
                 add(handoff.get(pool), target, contract)
         elif point == "allocate":
-            if unit_project.get(pool):
-                for source in by or [handoff.get(pool)]:
-                    add(source, unit_project[pool], contract)
-            else:
-                for source in binders.get(pool, [])[:1]:
-                    for target in by or [handoff.get(pool)]:
-                        add(source, target, contract)
+            for target in by or [handoff.get(pool)]:
+                if unit and unit != target:
+                    add(target, unit, contract)
+                else:
+                    add(binder_besides(pool, target), target, contract)
 
     return [
         ContractEdge(
@@ -346,7 +356,8 @@ def contract_edges(composition: dict) -> list[ContractEdge]:
 
 SUBCOLUMNS = 2
 LINE_PX = 24
-LABEL_CHARS = 23
+LABEL_CHARS = 22  # characters per label line in half a plane column of the wide figure
+NARROW_LABEL_CHARS = 40  # and in the one-column phone figure
 PLANE_FILL = {"data": "#e8f3ec", "control": "#e9effa", "platform": "#f6efe4"}
 PRIMARY_COLOR = "#2456a6"
 PENDING_COLOR = "#c77700"
@@ -397,10 +408,6 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _short(name: str) -> str:
-    return _escape(name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1].rstrip() + "…")
-
-
 def _hover(data: LayerMapData, placed: Placed) -> str:
     p = placed.project
     where = data.layer_names.get((data.view.slug, placed.band), placed.band)
@@ -419,26 +426,70 @@ def _hover(data: LayerMapData, placed: Placed) -> str:
     return "<br>".join(lines)
 
 
-def layer_map_figure(data: LayerMapData) -> dict:
-    """The plotly figure (data + layout) for the map: a pure function of the data."""
+def _label_lines(name: str, width: int) -> list[str]:
+    """A project name on at most four lines of `width` characters (never cut mid-word unless a
+    single word is longer than a line)."""
+    lines = textwrap.wrap(name, width, break_on_hyphens=False) or [name]
+    if len(lines) > 4:
+        lines = lines[:4]
+        lines[3] = lines[3][: width - 1].rstrip() + "…"
+    return lines
+
+
+def _label_height(lines: int) -> float:
+    return 1.0 + 0.5 * (lines - 1)  # in rows of LINE_PX: 24 px for one line, 12 px per extra line
+
+
+@dataclass
+class _Slot:
+    placed: Placed
+    lines: list[str]
+    x: float = 0.0
+    y: float = 0.0
+
+
+def _stack(slots: list[_Slot], top: float, x: float) -> float:
+    """Place slots one under another from `top`; returns the height used."""
+    offset = 0.0
+    for slot in slots:
+        h = _label_height(len(slot.lines))
+        slot.x, slot.y = round(x, 4), top + offset + h / 2
+        offset += h
+    return offset
+
+
+def _split(slots: list[_Slot], parts: int) -> list[list[_Slot]]:
+    """Column-major split into `parts` sub-columns of about equal height."""
+    total = sum(_label_height(len(s.lines)) for s in slots)
+    target = math.ceil(total / parts * 2) / 2
+    columns: list[list[_Slot]] = [[]]
+    height = 0.0
+    for slot in slots:
+        h = _label_height(len(slot.lines))
+        if columns[-1] and height + h > target and len(columns) < parts:
+            columns.append([])
+            height = 0.0
+        columns[-1].append(slot)
+        height += h
+    return columns
+
+
+def layer_map_figure(data: LayerMapData, narrow: bool = False) -> dict:
+    """The plotly figure (data + layout) for the map: a pure function of the data.
+
+    Wide: the planes side by side, layers as rows (the figure is at least 1,180 px wide). Narrow
+    (a phone): one column, each layer a heading with its planes one under another."""
     row_index = {b.code: i for i, b in enumerate(data.rows)}
     col_index = {b.code: i for i, b in enumerate(data.columns)}
-    cells: dict[tuple[int, int], list[Placed]] = defaultdict(list)
+    width = NARROW_LABEL_CHARS if narrow else LABEL_CHARS
+    cells: dict[tuple[int, int], list[_Slot]] = defaultdict(list)
     for placed in placements(data):
         if placed.row in row_index and placed.column in col_index:
-            cells[(row_index[placed.row], col_index[placed.column])].append(placed)
+            cells[(row_index[placed.row], col_index[placed.column])].append(_Slot(placed, _label_lines(placed.project.name, width)))
     for items in cells.values():
-        items.sort(key=lambda x: (x.role != "primary", x.project.name.lower()))
-
-    lines_per_row = [
-        max([math.ceil(len(cells.get((r, c), [])) / SUBCOLUMNS) for c in range(len(data.columns))] + [1])
-        for r in range(len(data.rows))
-    ]
-    row_top, y = [], 0.0
-    for lines in lines_per_row:
-        row_top.append(y)
-        y += lines + 1
-    total = y or 1.0
+        items.sort(key=lambda x: (x.placed.role != "primary", x.placed.project.name.lower()))
+    layout_parts = _narrow_layout(data, cells) if narrow else _wide_layout(data, cells)
+    total = layout_parts.pop("total")
 
     members = set(data.overlay.members) if data.overlay else set()
     traces = {
@@ -446,25 +497,22 @@ def layer_map_figure(data: LayerMapData) -> dict:
         for role in ("primary", "secondary")
     }
     position: dict[str, tuple[float, float]] = {}
-    for (r, c), items in cells.items():
-        lines = math.ceil(len(items) / SUBCOLUMNS)
-        for i, placed in enumerate(items):
-            line, sub = i % lines, i // lines
-            x = c + 0.05 + sub * (1.0 / SUBCOLUMNS)
-            yy = row_top[r] + 1.0 + line
-            p = placed.project
+    for items in cells.values():
+        for slot in items:
+            placed, p = slot.placed, slot.placed.project
             faded = bool(members) and p.slug not in members or not p.matches
             t = traces[placed.role]
-            t["x"].append(round(x, 4))
-            t["y"].append(yy)
-            t["text"].append(_short(p.name) if placed.role == "primary" else f"<i>{_short(p.name)}</i>")
+            label = "<br>".join(_escape(line) for line in slot.lines)
+            t["x"].append(slot.x)
+            t["y"].append(slot.y)
+            t["text"].append(label if placed.role == "primary" else f"<i>{label}</i>")
             t["hovertext"].append(_hover(data, placed))
             t["customdata"].append([p.url, p.slug])
             t["opacity"].append(0.35 if faded else 1.0)
             t["color"].append(PENDING_COLOR if p.pending else (PRIMARY_COLOR if placed.role == "primary" else SECONDARY_COLOR))
             t["textcolor"].append("#9aa1ad" if faded else ("#1d2330" if placed.role == "primary" else SECONDARY_COLOR))
             if placed.role == "primary":
-                position[p.slug] = (x, yy)
+                position[p.slug] = (slot.x, slot.y)
 
     figure_data: list[dict] = []
     for role, symbol in (("primary", "circle"), ("secondary", "circle-open")):
@@ -500,7 +548,7 @@ def layer_map_figure(data: LayerMapData) -> dict:
             {
                 "type": "scatter",
                 "mode": "markers",
-                "name": f"Stack: {_short(data.overlay.name)}",
+                "name": f"Stack: {_escape(data.overlay.name)}",
                 "x": [position[s][0] for s in on_map],
                 "y": [position[s][1] for s in on_map],
                 "customdata": [[reverse("project-detail", args=[s]), s] for s in on_map],
@@ -510,56 +558,11 @@ def layer_map_figure(data: LayerMapData) -> dict:
         )
         annotations += _edge_annotations(data.overlay.edges, position, figure_data)
 
-    if data.view.placed_on == "rows":
-        corner = "Layer ↓ · primary plane →"
-    else:
-        corner = "Primary layer ↓ · plane →"
-    annotations.append(
-        {
-            "xref": "paper", "yref": "paper", "x": 0, "y": 1, "xanchor": "right", "yanchor": "bottom",
-            "xshift": -8, "text": corner, "showarrow": False, "font": {"size": 11, "color": SECONDARY_COLOR},
-        }
-    )
-    shapes = [
-        {
-            "type": "rect",
-            "layer": "below",
-            "xref": "x",
-            "yref": "y",
-            "x0": c,
-            "x1": c + 1,
-            "y0": row_top[r],
-            "y1": row_top[r] + lines_per_row[r] + 1,
-            "fillcolor": PLANE_FILL.get(col.code, "#f3f5f9"),
-            "line": {"color": "#ffffff", "width": 3},
-        }
-        for r in range(len(data.rows))
-        for c, col in enumerate(data.columns)
-    ]
-    height = int(total * LINE_PX + 110)
+    annotations += layout_parts.pop("annotations")
+    height = int(total * LINE_PX + (60 if narrow else 110))
     layout = {
         "height": max(height, 320),
-        "margin": {"l": 200, "r": 16, "t": 40, "b": 70},
-        "xaxis": {
-            "range": [0, max(len(data.columns), 1)],
-            "tickvals": [c + 0.5 for c in range(len(data.columns))],
-            "ticktext": [f"<b>{_escape(b.name)}</b>" for b in data.columns],
-            "side": "top",
-            "showgrid": False,
-            "zeroline": False,
-            "fixedrange": True,
-            "ticks": "",
-        },
-        "yaxis": {
-            "range": [total, 0],
-            "tickvals": [row_top[r] + (lines_per_row[r] + 1) / 2 for r in range(len(data.rows))],
-            "ticktext": [_row_label(b) for b in data.rows],
-            "showgrid": False,
-            "zeroline": False,
-            "fixedrange": True,
-            "ticks": "",
-        },
-        "shapes": shapes,
+        **layout_parts,
         "annotations": annotations,
         "showlegend": True,
         "legend": {"orientation": "h", "x": 0, "y": -0.01, "yanchor": "top", "font": {"size": 12}},
@@ -571,6 +574,90 @@ def layer_map_figure(data: LayerMapData) -> dict:
         "font": {"family": "system-ui, -apple-system, 'Segoe UI', sans-serif", "size": 12, "color": "#1d2330"},
     }
     return {"data": figure_data, "layout": layout}
+
+
+def _wide_layout(data: LayerMapData, cells: dict[tuple[int, int], list[_Slot]]) -> dict:
+    """Rows are the layers, columns the planes; each cell holds two sub-columns of names."""
+    rows, columns = range(len(data.rows)), range(len(data.columns))
+    split = {key: _split(items, SUBCOLUMNS) for key, items in cells.items()}
+    height = {key: max(sum(_label_height(len(s.lines)) for s in part) for part in parts) for key, parts in split.items()}
+    row_height = [max([height.get((r, c), 0.0) for c in columns] + [1.0]) for r in rows]
+    row_top, y = [], 0.0
+    for h in row_height:
+        row_top.append(y)
+        y += h + 1
+    for (r, c), parts in split.items():
+        for sub, part in enumerate(parts):
+            _stack(part, row_top[r] + 0.5, c + 0.05 + sub * (1.0 / SUBCOLUMNS))
+    corner = "Layer ↓ · primary plane →" if data.view.placed_on == "rows" else "Primary layer ↓ · plane →"
+    return {
+        "total": y or 1.0,
+        "annotations": [{
+            "xref": "paper", "yref": "paper", "x": 0, "y": 1, "xanchor": "right", "yanchor": "bottom",
+            "xshift": -8, "text": corner, "showarrow": False, "font": {"size": 11, "color": SECONDARY_COLOR},
+        }],
+        "shapes": [
+            {
+                "type": "rect", "layer": "below", "xref": "x", "yref": "y",
+                "x0": c, "x1": c + 1, "y0": row_top[r], "y1": row_top[r] + row_height[r] + 1,
+                "fillcolor": PLANE_FILL.get(col.code, "#f3f5f9"), "line": {"color": "#ffffff", "width": 3},
+            }
+            for r in rows
+            for c, col in enumerate(data.columns)
+        ],
+        "margin": {"l": 200, "r": 16, "t": 40, "b": 70},
+        "xaxis": {
+            "range": [0, max(len(data.columns), 1)],
+            "tickvals": [c + 0.5 for c in columns],
+            "ticktext": [f"<b>{_escape(b.name)}</b>" for b in data.columns],
+            "side": "top", "showgrid": False, "zeroline": False, "fixedrange": True, "ticks": "",
+        },
+        "yaxis": {
+            "range": [y or 1.0, 0],
+            "tickvals": [row_top[r] + (row_height[r] + 1) / 2 for r in rows],
+            "ticktext": [_row_label(b) for b in data.rows],
+            "showgrid": False, "zeroline": False, "fixedrange": True, "ticks": "",
+        },
+    }
+
+
+def _narrow_layout(data: LayerMapData, cells: dict[tuple[int, int], list[_Slot]]) -> dict:
+    """One column: each layer a heading, then each plane that holds projects as a coloured band."""
+    annotations: list[dict] = []
+    shapes: list[dict] = []
+    y = 0.0
+
+    def text(at: float, label: str, size: int, color: str = "#1d2330") -> None:
+        annotations.append({
+            "xref": "x", "yref": "y", "x": 0.01, "y": at, "xanchor": "left", "yanchor": "middle",
+            "text": label, "showarrow": False, "font": {"size": size, "color": color},
+        })
+
+    for r, band in enumerate(data.rows):
+        text(y + 0.6, f"<b>{_escape(band.label)}</b>", 14)
+        y += 1.2
+        planes = [(c, col) for c, col in enumerate(data.columns) if cells.get((r, c))]
+        if not planes:
+            text(y + 0.5, "no project on this layer", 12, SECONDARY_COLOR)
+            y += 1.0
+        for c, col in planes:
+            top = y
+            text(y + 0.55, f"<b>{_escape(col.name)}</b>", 12, SECONDARY_COLOR)
+            y += 1.0 + _stack(cells[(r, c)], y + 1.0, 0.03) + 0.3
+            shapes.append({
+                "type": "rect", "layer": "below", "xref": "x", "yref": "y", "x0": 0, "x1": 1, "y0": top, "y1": y,
+                "fillcolor": PLANE_FILL.get(col.code, "#f3f5f9"), "line": {"color": "#ffffff", "width": 3},
+            })
+        y += 0.4
+    hidden = {"showgrid": False, "zeroline": False, "fixedrange": True, "showticklabels": False, "ticks": ""}
+    return {
+        "total": y or 1.0,
+        "annotations": annotations,
+        "shapes": shapes,
+        "margin": {"l": 4, "r": 4, "t": 8, "b": 70},
+        "xaxis": {"range": [0, 1], **hidden},
+        "yaxis": {"range": [y or 1.0, 0], **hidden},
+    }
 
 
 def _row_label(band: Band) -> str:

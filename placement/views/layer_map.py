@@ -87,6 +87,11 @@ def _map_context(request) -> dict:
     }
 
 
+def _figures(data) -> dict:
+    """The map drawn wide and as one column for phones; the page's script picks by its width."""
+    return {"figure": layer_map_figure(data), "figure_narrow": layer_map_figure(data, narrow=True)}
+
+
 def _without_view(query: str) -> str:
     rest = "&".join(part for part in query.split("&") if part and not part.startswith("view="))
     return f"&{rest}" if rest else ""
@@ -103,7 +108,7 @@ def _page(request, page: str, fragment: str, context: dict, url_name: str):
 @read_required
 def layer_map(request):
     context = _map_context(request)
-    context["figure"] = layer_map_figure(context["data"])
+    context.update(_figures(context["data"]))
     return _page(request, "placement/layer_map.html", "placement/_map_figure.html", context, "layer-map")
 
 
@@ -119,7 +124,7 @@ def layer_map_list(request):
 def embed_map(request):
     """Read-only map for iframes: no navigation, no forms; the URL carries the same filters."""
     context = _map_context(request)
-    context["figure"] = layer_map_figure(context["data"])
+    context.update(_figures(context["data"]))
     return render(request, "placement/embed_map.html", context)
 
 
@@ -138,7 +143,7 @@ def embed_stack(request, pk: int):
             "stack": stack,
             "c": stack.composition,
             "data": data,
-            "figure": layer_map_figure(data),
+            **_figures(data),
             "description": describe(data),
             "contracts": contract_rows(data),
             "query": filters.query(),

@@ -157,3 +157,43 @@ def test_embedded_map_and_stack_render_inside_an_iframe_while_app_pages_refuse_f
     assert page.request.get(f"{live_server.url}/map/").headers.get("x-frame-options") == "DENY"
     assert "x-frame-options" not in page.request.get(f"{live_server.url}/embed/map/").headers
     assert "x-frame-options" not in page.request.get(f"{live_server.url}/embed/stacks/{stack.pk}/").headers
+
+
+def _label_texts(page) -> list[str]:
+    """What plotly drew next to each marker, its lines joined (a long name wraps onto lines)."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('#layer-map-figure .scatterlayer .textpoint text')].map(t =>
+              t.querySelectorAll('tspan.line').length
+                ? [...t.querySelectorAll('tspan.line')].map(l => l.textContent).join(' ')
+                : t.textContent)"""
+    )
+
+
+def test_map_labels_show_whole_names_on_a_desktop_and_on_a_phone(page):
+    from placement.models import Project
+
+    names = set(Project.objects.filter(accepted=True).values_list("name", flat=True))
+    for width in (1440, 375):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto("/map/")
+        wait_for_map(page)
+        drawn = set(_label_texts(page))
+        assert not [t for t in drawn if "…" in t], f"labels cut off at {width}px"
+        assert names <= drawn, f"names not drawn whole at {width}px: {sorted(names - drawn)[:5]}"
+        box = page.locator("#layer-map-figure").bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width, f"the map is wider than the {width}px screen"
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+    # On the phone the map is one column: every marker sits in the same band of x.
+    xs = page.evaluate("() => document.querySelector('#layer-map-figure').data[0].x")
+    assert len(set(xs)) == 1
+
+
+def test_the_default_inference_stack_overlay_draws_advertise_bind_and_allocate(page):
+    request = {"profile": "online_inference", "pool": {"gpu_model": "A100-80GB", "gpu_count": 32}, "constraints": {}}
+    stack = rules_services.stack_save(user=make_user("arch", "architect"), request_data=request, rank=1, name="Default inference")
+    page.goto(f"/map/?stack={stack.pk}")
+    wait_for_map(page)
+    labels = page.locator("#layer-map-figure .annotation-text")
+    for point in ("Advertise", "Bind", "Allocate"):
+        expect(labels.filter(has_text=re.compile(rf"^{point}$"))).to_have_count(1)
+    expect(page.locator("#layer-map-figure .legendtext", has_text="Allocate contract")).to_have_count(1)

@@ -163,7 +163,11 @@ def test_whole_gpu_pools_join_scheduler_to_handoff_for_allocate_and_broken_contr
         "components": ["volcano", "nvidia-device-plugin"],
     }
     edges = {(e.source, e.target, e.point): e for e in contract_edges(composition)}
-    assert set(edges) == {("nvidia-device-plugin", "volcano", "bind"), ("volcano", "nvidia-device-plugin", "allocate")}
+    assert set(edges) == {
+        ("nvidia-device-plugin", "volcano", "advertise"),  # no unit project: the scheduler reads what is advertised
+        ("nvidia-device-plugin", "volcano", "bind"),
+        ("volcano", "nvidia-device-plugin", "allocate"),
+    }
     bind = edges[("nvidia-device-plugin", "volcano", "bind")]
     assert bind.pools == ("train", "infer") and not bind.holds  # one edge per pair, broken if any pool's check fails
 
@@ -183,6 +187,19 @@ def test_overlay_rings_members_draws_one_arrow_per_edge_and_fades_the_rest(stack
     assert "kueue" not in faded and "volcano" in faded
 
 
+def test_a_stack_whose_handoff_is_also_its_unit_draws_all_three_contract_edges(architect):
+    """HAMi is both the device handoff and the data-plane unit of the default inference stack: its
+    Advertise and Allocate edges must not vanish as self-edges."""
+    request = {"profile": "online_inference", "pool": {"gpu_model": "A100-80GB", "gpu_count": 32}, "constraints": {}}
+    stack = rules_services.stack_save(user=architect, request_data=request, rank=1, name="Default inference")
+    slots = {(s["slot"], s.get("pool")): (s.get("project") or {}).get("slug") for s in stack.composition["slots"]}
+    assert slots[("device_handoff", "serving")] == slots[("data_plane_unit", "serving")] == "hami"
+    figure = layer_map_figure(layer_map_data(MapFilters(stack=stack.pk)))
+    labels = {a["text"] for a in figure["layout"]["annotations"] if a.get("hovertext")}
+    assert labels == {"Advertise", "Bind", "Allocate"}
+    assert len([a for a in figure["layout"]["annotations"] if a.get("showarrow")]) == 3
+
+
 def test_stack_members_stay_on_a_filtered_map_so_its_edges_still_join(stack):
     data = layer_map_data(MapFilters(unit="vgpu", stack=stack.pk))
     slugs = {p.slug: p for p in data.projects}
@@ -197,7 +214,7 @@ def test_map_page_renders_the_figure_and_the_filters(client):
     response = client.get("/map/?view=planes&unit=mig_instance")
     html = response.content.decode()
     assert response.status_code == 200 and "<title>Interactive layer map" in html
-    assert 'id="layer-map-data"' in html and "/assets/plotly.min.js" in html
+    assert 'id="layer-map-data"' in html and "/static/vendor/plotly/plotly-basic.min.js" in html
     assert '<option value="mig_instance" selected>' in html
     assert 'href="/map/list/?view=planes&amp;unit=mig_instance"' in html
 
