@@ -1,8 +1,9 @@
 """The project and placement form. It collects fields in a friendly shape and validates them
 through `placement.schemas.ProjectDocument`, so the form, YAML import and API share one model.
 
-List fields are one entry per line; structured lists use ` | ` between their parts, e.g. a source
-line is `title | url | tag`.
+Plain list fields are one entry per line; structured lists (contract points, misuses, sources) are
+repeatable rows (`placement.form_widgets`), added with htmx and removed in place. Errors name the
+row and column and use the labels the form shows, not the template's internal values.
 
 Order is data in the template (the first resource unit is the primary one that compare and compose
 judge by), but checkboxes post in the order of their choices. So every multiple-choice field has a
@@ -12,16 +13,19 @@ a field of its own: saving the form unchanged saves the document unchanged.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django import forms
 from pydantic import ValidationError
 
+from placement.form_widgets import Column, PickerWidget, RowsField, RowSpec
 from placement.schemas import (
     ENFORCEMENT_POINT_LABELS,
     RESOURCE_UNIT_LABELS,
     CatalogVocabulary,
     CncfStatus,
+    ContractPoint,
     EnforcementPoint,
     Kind,
     ProjectDocument,
@@ -31,16 +35,41 @@ from placement.schemas import (
 
 LINE_FIELDS = ("non_promise", "observability", "failure_modes", "upstream", "downstream")
 TEXTAREA = forms.Textarea(attrs={"rows": 3})
+CONTRACT_POINT_LABELS = {ContractPoint.ADVERTISE: "Advertise", ContractPoint.BIND: "Bind", ContractPoint.ALLOCATE: "Allocate"}
+SOURCE_TAG_LABELS = {
+    SourceTag.VERIFIED: "V: verified in upstream docs",
+    SourceTag.VERIFIED_CODE: "V-code: verified in upstream code",
+    SourceTag.DERIVED: "D: derived",
+    SourceTag.SECONDARY: "S: secondary source",
+    SourceTag.UNVERIFIED: "U: unverified",
+}
+SOURCE_TAG_CHOICES = tuple((t.value, SOURCE_TAG_LABELS[t]) for t in SourceTag) + (("", "not graded yet"),)
+UNIT_CHOICES = [(u.value, RESOURCE_UNIT_LABELS[u]) for u in ResourceUnit]
+# Every enum value the template knows, with the words the form shows for it (for error messages).
+VALUE_LABELS = {
+    **{u.value: label for u, label in RESOURCE_UNIT_LABELS.items()},
+    **{e.value: label for e, label in ENFORCEMENT_POINT_LABELS.items()},
+    **{c.value: label for c, label in CONTRACT_POINT_LABELS.items()},
+    **{t.value: label for t, label in SOURCE_TAG_LABELS.items()},
+    **{k.value: k.value.title() for k in Kind},
+}
+# Sections of the page, in order: where the project sits first. Fields not named here (added to
+# the template later) are shown in a last section, so the form stays generic.
+SECTIONS = [
+    ("placement", "Where it sits", ["maps", "primary_unit", "resource_units", "enforcement_points"]),
+    ("project", "The project", ["name", "slug", "kind", "homepage", "summary"]),
+    ("promise", "Promise and non-promise", ["promise", "non_promise"]),
+    ("costs", "Key costs", ["overhead", "reconfiguration", "intrusiveness", "compatibility"]),
+    ("contracts", "Contracts, capabilities and misuses", ["contract_points", "capabilities", "denied_capabilities", "misuses"]),
+    ("dependencies", "Observability and dependencies", ["observability", "upstream", "downstream", "requires", "bundles", "conflicts_with"]),
+    ("failures", "Failure modes and sources", ["failure_modes", "sources"]),
+    ("landscape", "Landscape facts (optional)", ["landscape_*"]),
+    ("reason", "Why", ["reason"]),
+]
 
 
 def _lines(value: str) -> list[str]:
     return [line.strip() for line in (value or "").splitlines() if line.strip()]
-
-
-def _parts(line: str, count: int) -> list[str]:
-    # The last part keeps any further `|`: a "why" or "how" may contain one.
-    parts = [p.strip() for p in line.split("|", count - 1)]
-    return parts + [""] * (count - len(parts))
 
 
 def _in_order(selected: list[str], order: str) -> list[str]:
@@ -78,26 +107,56 @@ class ProjectForm(forms.Form):
     observability = forms.CharField(widget=TEXTAREA, label="Observability and metering", help_text="One signal per line.")
     upstream = forms.CharField(widget=TEXTAREA, label="Upstream dependencies", help_text="One per line.")
     downstream = forms.CharField(widget=TEXTAREA, label="Downstream dependencies", help_text="One per line.")
-    requires = forms.MultipleChoiceField(required=False, label="Requires projects")
+    requires = forms.MultipleChoiceField(required=False, label="Requires projects", widget=PickerWidget)
     failure_modes = forms.CharField(widget=TEXTAREA, label="Typical failure modes", help_text="One per line.")
-    contract_points = forms.CharField(
-        widget=TEXTAREA,
+    contract_points = RowsField(
+        RowSpec(
+            columns=[
+                Column("point", "Contract point", "select", tuple((c.value, CONTRACT_POINT_LABELS[c]) for c in ContractPoint)),
+                Column("units", "For resource units", "checkboxes", tuple(UNIT_CHOICES)),
+                Column("how", "How it takes part", "textarea", wide=True),
+            ],
+            add_label="Add a contract point",
+            noun="contract point",
+        ),
         required=False,
         label="Contract points",
-        help_text="One per line: point | units (comma separated) | how. Points: advertise, bind, allocate.",
+        help_text="Where it meets the other plane: Advertise (the node exposes the unit), Bind (the scheduler "
+        "places the pod), Allocate (the device is handed to the container).",
     )
-    capabilities = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    capabilities = forms.MultipleChoiceField(widget=PickerWidget)
     denied_capabilities = forms.MultipleChoiceField(
-        widget=forms.CheckboxSelectMultiple,
+        widget=PickerWidget,
         required=False,
         label="Capabilities its non-promises rule out",
         help_text="What a reader may expect but the project does not provide; never also a capability above.",
     )
-    misuses = forms.CharField(
-        widget=TEXTAREA, label="Known misuses", help_text="One per line: capability | expectation | why it is a misuse."
+    misuses = RowsField(
+        RowSpec(
+            columns=[
+                Column("capability", "Capability expected of it", "select"),
+                Column("expectation", "What people expect", wide=True),
+                Column("why", "Why that is a misuse", "textarea", wide=True),
+            ],
+            add_label="Add a known misuse",
+            noun="misuse",
+        ),
+        label="Known misuses",
     )
-    bundles = forms.MultipleChoiceField(required=False, label="Bundles projects")
-    conflicts_with = forms.MultipleChoiceField(required=False, label="Conflicts with projects")
+    bundles = forms.MultipleChoiceField(required=False, label="Bundles projects", widget=PickerWidget)
+    conflicts_with = forms.MultipleChoiceField(required=False, label="Conflicts with projects", widget=PickerWidget)
+    sources = RowsField(
+        RowSpec(
+            columns=[
+                Column("title", "Title", wide=True),
+                Column("url", "Address of the upstream page (https://...)", "url", wide=True),
+                Column("section", "Or, for a book chapter or reference note: its chapter and section", wide=True),
+                Column("tag", "Evidence grade", "select", SOURCE_TAG_CHOICES, SourceTag.VERIFIED.value),
+            ],
+            add_label="Add a source",
+            noun="source",
+        ),
+    )
     # Landscape metadata (placement.landscape); leave every landscape field empty to omit it.
     landscape_license = forms.CharField(required=False, label="License", help_text="SPDX identifier, e.g. Apache-2.0.")
     landscape_repository = forms.CharField(required=False, label="Repository URL")
@@ -113,7 +172,6 @@ class ProjectForm(forms.Form):
     landscape_evidence = forms.ChoiceField(
         required=False, label="Landscape evidence grade", choices=[("", "---")] + [(t.value, t.value) for t in SourceTag]
     )
-    sources = forms.CharField(widget=TEXTAREA, help_text="One per line: title | url, or the chapter section for a book or reference note | tag (V, V-code, D, S, U).")
     reason = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 2}),
         label="Reason for the change",
@@ -134,6 +192,7 @@ class ProjectForm(forms.Form):
             self.map_fields.append((map_def.slug, primary, secondary))
         self.fields["capabilities"].choices = [(c.slug, c.name) for c in vocabulary.capabilities]
         self.fields["denied_capabilities"].choices = self.fields["capabilities"].choices
+        self.fields["misuses"].set_choices("capability", [("", "---")] + self.fields["capabilities"].choices)
         for name in ("requires", "bundles", "conflicts_with"):
             self.fields[name].choices = project_choices
         for name in [n for n, f in self.fields.items() if isinstance(f, forms.MultipleChoiceField)]:
@@ -168,15 +227,18 @@ class ProjectForm(forms.Form):
             "downstream": "\n".join(p.dependencies.downstream),
             "requires": list(p.dependencies.requires),
             "failure_modes": "\n".join(p.failure_modes),
-            "contract_points": "\n".join(
-                f"{c.point.value} | {', '.join(u.value for u in c.units)} | {c.how}" for c in p.contract_points
-            ),
+            "contract_points": [
+                {"point": c.point.value, "units": [u.value for u in c.units], "how": c.how} for c in p.contract_points
+            ],
             "capabilities": list(p.capabilities),
             "denied_capabilities": list(p.denied_capabilities),
-            "misuses": "\n".join(f"{m.capability} | {m.expectation} | {m.why}" for m in p.misuses),
+            "misuses": [{"capability": m.capability, "expectation": m.expectation, "why": m.why} for m in p.misuses],
             "bundles": list(p.bundles),
             "conflicts_with": list(p.conflicts_with),
-            "sources": "\n".join(f"{s.title} | {s.url or s.section} | {s.tag.value if s.tag else ''}" for s in p.sources),
+            "sources": [
+                {"title": s.title, "url": s.url or "", "section": s.section or "", "tag": s.tag.value if s.tag else ""}
+                for s in p.sources
+            ],
         }
         initial["primary_unit"] = p.resource_units[0].value
         if p.landscape is not None:
@@ -193,7 +255,7 @@ class ProjectForm(forms.Form):
             initial[f"map_{map_slug}_primary"] = placed.primary
             initial[f"map_{map_slug}_secondary"] = list(placed.secondary)
         for name, value in list(initial.items()):
-            if isinstance(value, list):
+            if isinstance(value, list) and not (value and isinstance(value[0], dict)):
                 initial[cls.order_field(name)] = ",".join(value)
         return initial
 
@@ -209,23 +271,14 @@ class ProjectForm(forms.Form):
         return units
 
     def _document_data(self, data: dict[str, Any]) -> dict[str, Any]:
-        contract_points = []
-        for line in _lines(data.get("contract_points", "")):
-            point, units, how = _parts(line, 3)[:3]
-            contract_points.append(
-                {"point": point.lower(), "units": [u.strip() for u in units.split(",") if u.strip()], "how": how}
-            )
-        misuses = []
-        for line in _lines(data.get("misuses", "")):
-            capability, expectation, why = _parts(line, 3)[:3]
-            misuses.append({"capability": capability, "expectation": expectation, "why": why})
-        sources = []
-        for line in _lines(data.get("sources", "")):
-            title, where, tag = _parts(line, 3)[:3]
-            # An upstream page is cited by URL; a book chapter or reference note by its section
-            # (words). A single token is read as a URL so that a mistyped one is reported as such.
-            cited = {"url": where} if "://" in where or not where or " " not in where else {"section": where}
-            sources.append({"title": title, **cited, "tag": tag or SourceTag.VERIFIED.value})
+        def rows(name: str, *columns: str) -> list[dict[str, Any]]:
+            return [{c: row.get(c) for c in columns} for row in data.get(name) or []]
+
+        contract_points = rows("contract_points", "point", "units", "how")
+        misuses = rows("misuses", "capability", "expectation", "why")
+        # A source cites an upstream page (url) or a book chapter / reference note (section); an
+        # empty part or grade is absent from the document, as in the YAML.
+        sources = [{k: v for k, v in row.items() if v or k == "title"} for row in rows("sources", "title", "url", "section", "tag")]
         return {
             "slug": data.get("slug", ""),
             "name": data.get("name", ""),
@@ -298,11 +351,55 @@ class ProjectForm(forms.Form):
                     return (secondary if "secondary" in rest else primary), ""
             return None, ""
         prefix = ""
+        field = self.fields.get(str(head))
         if len(rest) > 1 and isinstance(rest[1], int):
-            prefix = f"line {rest[1] + 1}: "
-            if len(rest) > 2:
-                prefix += f"{rest[2]}: "
-        return (str(head) if str(head) in self.fields else None), prefix
+            if isinstance(field, RowsField):
+                column = field.spec.column(str(rest[2])) if len(rest) > 2 else None
+                prefix = f"{field.spec.noun.capitalize()} {rest[1] + 1}" + (f", {column.label.lower()}: " if column else ": ")
+            else:
+                prefix = f"line {rest[1] + 1}: "
+        return (str(head) if field is not None else None), prefix
+
+    def _message(self, error: dict[str, Any]) -> str:
+        """The pydantic error in the words the form shows: labels, not internal values."""
+        kind, loc = error["type"], tuple(error["loc"])
+        names = {**VALUE_LABELS, **{c.slug: c.name for c in self.vocabulary.capabilities}}
+        if kind == "enum":
+            expected = re.findall(r"'([^']*)'", str((error.get("ctx") or {}).get("expected", "")))
+            return "Choose one of: " + ", ".join(names.get(v, v) for v in expected) + "."
+        if kind == "too_short" and isinstance(error.get("input"), list):
+            return "Add at least one."
+        if kind in ("string_too_short", "missing") or (kind == "string_pattern_mismatch" and error.get("input") == ""):
+            return "This cannot be empty."
+        if kind == "string_pattern_mismatch":
+            if loc[-1] == "url":
+                return "Enter an address that starts with https:// or http://, with no spaces (cite a book or a reference note by its section instead)."
+            if loc[-1] == "homepage":
+                return "Enter an address that starts with https:// or http://."
+            return "Use lower-case letters and digits joined by single hyphens, e.g. my-device-plugin."
+        message = error["msg"].removeprefix("Value error, ")
+        return re.sub(r"'([^']+)'", lambda m: f"'{names.get(m.group(1), m.group(1))}'", message)
+
+    def sections(self) -> list[dict[str, Any]]:
+        """The visible fields grouped into the page's sections, placement first."""
+        named: set[str] = set()
+        out = []
+        for key, title, names in SECTIONS:
+            expanded = [n for name in names for n in self._expand(name)]
+            fields = [self[n] for n in expanded if n in self.fields and not self.fields[n].widget.is_hidden]
+            named.update(expanded)
+            out.append({"key": key, "title": title, "fields": fields})
+        rest = [f for f in self.visible_fields() if f.name not in named]
+        if rest:
+            out.insert(len(out) - 1, {"key": "more", "title": "More about the project", "fields": rest})
+        return out
+
+    def _expand(self, name: str) -> list[str]:
+        if name == "maps":
+            return [n for _, primary, secondary in self.map_fields for n in (primary, secondary)]
+        if name.endswith("*"):
+            return [n for n in self.fields if n.startswith(name[:-1])]
+        return [name]
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
@@ -318,7 +415,7 @@ class ProjectForm(forms.Form):
         except ValidationError as exc:
             for error in exc.errors():
                 field, prefix = self._field_for(tuple(error["loc"]))
-                message = prefix + error["msg"].removeprefix("Value error, ")
+                message = prefix + self._message(error)
                 if field in self.fields and field in self.errors:
                     continue
                 self.add_error(field if field in self.fields else None, message)

@@ -185,3 +185,41 @@ def placement_preview(doc: ProjectDocument, map_slug: str = "control-plane", col
         elif row.layer.code in maps[map_slug].secondary:
             row.cells[column].proposed = "secondary"
     return columns, rows
+
+
+@dataclass
+class PreviewCell:
+    role: str  # "primary", "secondary" or "" (the project being proposed is not in this cell)
+    neighbours: list[str]  # accepted projects placed here (primary), by name
+
+
+def draft_placement_preview(placed: dict[str, tuple[str, list[str]]]) -> dict:
+    """Where a project being typed into the form lands, from its placement fields alone (map slug ->
+    (primary, secondaries); the document need not be valid yet): the home map's grid with its cells
+    marked and the accepted neighbours named, and its layers on every map. (`placement_preview`
+    above does the same for a whole, valid document on the review page.)"""
+    columns, rows = layer_map_grid()
+    layer, layer_secondary = placed.get("control-plane", ("", []))
+    plane, plane_secondary = placed.get("planes", ("", []))
+    grid = []
+    for row in rows:
+        cells = []
+        for column, cell in zip(columns, row.cells):
+            here = row.layer.code == layer and column.code == plane
+            also = (row.layer.code in layer_secondary and column.code == plane) or (
+                row.layer.code == layer and column.code in plane_secondary
+            )
+            role = "primary" if here else ("secondary" if also else "")
+            cells.append(PreviewCell(role=role, neighbours=[p.name for p in cell.primary]))
+        grid.append({"layer": row.layer, "cells": cells})
+    names = {(m.slug, l.code): l.name for m in catalog_vocabulary().maps for l in m.layers}
+    maps = [
+        {
+            "name": m.name,
+            "primary": names.get((m.slug, placed[m.slug][0]), ""),
+            "secondary": [names.get((m.slug, code), code) for code in placed[m.slug][1]],
+        }
+        for m in catalog_vocabulary().maps
+        if placed.get(m.slug, ("", []))[0]
+    ]
+    return {"columns": columns, "grid": grid, "maps": maps, "placed": bool(layer and plane)}

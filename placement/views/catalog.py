@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 
 from placement.decision_document import RING_ORDER
 from placement.filtersets import ProjectFilterSet
+from placement.form_widgets import RowsField, new_row_key
 from placement.forms import ProjectForm
 from placement.models import Project
 from placement.selectors.catalog import (
     catalog_vocabulary,
+    draft_placement_preview,
     layer_map_grid,
     pending_project_ids,
     project_document,
@@ -61,6 +64,28 @@ def project_detail(request, slug: str):
 def project_form(data=None, initial=None) -> ProjectForm:
     choices = list(Project.objects.filter(accepted=True).order_by("name").values_list("slug", "name"))
     return ProjectForm(data, initial=initial, vocabulary=catalog_vocabulary(), project_choices=choices)
+
+
+@action_required("propose")
+def project_form_row(request, field: str):
+    """One empty row of a repeatable field (contract points, misuses, sources), added with htmx."""
+    form = project_form()
+    if not isinstance(form.fields.get(field), RowsField):
+        raise Http404(field)
+    row = form.fields[field].widget.row_context(field, new_row_key(), {})
+    return render(request, "placement/widgets/row.html", {"row": row})
+
+
+@read_required
+def project_placement_preview(request):
+    """The live preview beside the placement fields: where the project lands on the layer map."""
+    form = project_form()
+    placed = {
+        map_slug: (request.GET.get(primary, ""), [c for c in request.GET.getlist(secondary) if c])
+        for map_slug, primary, secondary in form.map_fields
+    }
+    context = {"preview": draft_placement_preview(placed), "name": request.GET.get("name", "").strip() or "This project"}
+    return render(request, "placement/_form_placement_preview.html", context)
 
 
 def _submit(request) -> bool:

@@ -27,8 +27,17 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def fill_project_form(page, values: dict) -> None:
-    """Fill the create form field by field the way a person would: text, selects, checkboxes."""
+    """Fill the create form field by field the way a person would: text, selects, checkboxes, and
+    repeatable rows added one at a time with their "Add ..." button."""
     for name, value in values.items():
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            field = page.locator(f"#field-{name}")
+            for row in value:
+                before = field.locator(".form-row").count()
+                field.locator("button.add-row").click()
+                expect(field.locator(".form-row")).to_have_count(before + 1)
+                fill_row(field.locator(".form-row").last, row)
+            continue
         if isinstance(value, list):
             for item in value:
                 page.locator(f'[name="{name}"][value="{item}"]').check()
@@ -45,6 +54,18 @@ def fill_project_form(page, values: dict) -> None:
             field.fill(value)
 
 
+def fill_row(row, values: dict) -> None:
+    for column, value in values.items():
+        inputs = row.locator(f'[name$="-{column}"]')
+        if isinstance(value, list):
+            for item in value:
+                row.locator(f'[name$="-{column}"][value="{item}"]').check()
+        elif inputs.first.evaluate("el => el.tagName") == "SELECT":
+            inputs.first.select_option(value)
+        else:
+            inputs.first.fill(value)
+
+
 def test_architect_proposes_with_a_mistake_fixes_it_and_a_reviewer_accepts_it_onto_the_map(page, new_project_data):
     make_user("arch", "architect")
     make_user("rev", "reviewer")
@@ -52,24 +73,50 @@ def test_architect_proposes_with_a_mistake_fixes_it_and_a_reviewer_accepts_it_on
     data.update(slug="browser-queue", name="Browser Queue")
     values = ProjectForm.initial_from(ProjectDocument.model_validate(data))
     values = {k: v for k, v in values.items() if not k.endswith("_order")}
-    good_sources = values["sources"]
-    values["sources"] = "Browser Queue docs | not-a-url | V"  # the mistake
+    good_url = values["sources"][0]["url"]
+    values["sources"][0]["url"] = "not-a-url"  # the mistake
     values["reason"] = "Adding the queue our inference platform uses"
 
     login(page, "arch")
     page.goto("/projects/new/")
     expect(page).to_have_title(re.compile("New project"))
+    # Where it sits comes first, and the preview shows where it lands as the layers are picked.
+    headings = page.locator(".form-section h2").all_inner_texts()
+    assert headings[0] == "Where it sits", headings
     fill_project_form(page, values)
+    preview = page.locator("#placement-preview")
+    expect(preview.locator("td.lands.primary")).to_contain_text("Browser Queue")
+    expect(preview).to_contain_text("Kueue")  # already on that layer: the neighbours it joins
+
+    # A row added by mistake is removed in place.
+    misuses = page.locator("#field-misuses")
+    count = misuses.locator(".form-row").count()
+    misuses.locator("button.add-row").click()
+    expect(misuses.locator(".form-row")).to_have_count(count + 1)
+    misuses.locator(".form-row").last.get_by_role("button", name="Remove this misuse").click()
+    expect(misuses.locator(".form-row")).to_have_count(count)
+
+    # The dependency pickers are searchable: typing narrows 36 projects to the matching ones.
+    requires = page.locator("#field-requires")
+    requires.locator(".picker-filter").fill("sched")
+    visible = requires.locator(".picker-options label:visible").all_inner_texts()
+    assert visible and all("sched" in v.lower() for v in visible), visible
+    requires.locator(".picker-options label", has_text="kube-scheduler").locator("input").check()
+    expect(requires.locator(".picker-chosen")).to_contain_text("kube-scheduler")
     page.get_by_role("button", name="Submit for review").click()
 
-    # The error is shown inline, next to the field that holds it; nothing was saved.
+    # The error is shown inline, in the words of the form, next to the row that holds it; nothing
+    # was saved and nothing typed was lost.
     sources = page.locator("#field-sources")
-    expect(sources.get_by_role("alert")).to_contain_text("line 1: url")
-    expect(sources.locator("textarea")).to_have_value(values["sources"])
-    expect(page.locator(".errors[role=alert]").first).to_contain_text("Please correct the fields")
+    expect(sources.get_by_role("alert")).to_contain_text("Source 1, address")
+    expect(sources.get_by_role("alert")).not_to_contain_text("String should match")
+    expect(sources.locator("input[type=url]").first).to_have_value("not-a-url")
+    expect(page.locator("#field-contract_points .form-row")).to_have_count(len(values["contract_points"]))
+    expect(page.locator("#field-requires input[value=kube-scheduler]")).to_be_checked()
+    expect(page.locator(".errors[role=alert]").first).to_contain_text("nothing you typed was lost")
     assert not Project.objects.filter(slug="browser-queue").exists()
 
-    sources.locator("textarea").fill(good_sources)
+    sources.locator("input[type=url]").first.fill(good_url)
     page.get_by_role("button", name="Submit for review").click()
     page.wait_for_url("**/projects/browser-queue/")
     expect(page.locator(".messages")).to_contain_text("was proposed")
