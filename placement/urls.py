@@ -1,6 +1,6 @@
 from django.urls import path
 
-from placement.views import catalog, decisions, deploy, evidence, landscape, layer_map, review, stacks
+from placement.views import board, catalog, decisions, deploy, evidence, landscape, layer_map, review, stacks
 
 urlpatterns = [
     path("", catalog.home, name="home"),
@@ -10,6 +10,7 @@ urlpatterns = [
     path("embed/stacks/<int:pk>/", layer_map.embed_stack, name="embed-stack"),
     path("projects/", catalog.project_list, name="project-list"),
     path("projects/new/", catalog.project_create, name="project-create"),
+    path("projects/side-by-side/", board.side_by_side, name="side-by-side"),
     path("projects/form/rows/<str:field>/", catalog.project_form_row, name="project-form-row"),
     path("projects/form/preview/", catalog.project_placement_preview, name="project-placement-preview"),
     path("projects/<slug:slug>/", catalog.project_detail, name="project-detail"),
@@ -30,6 +31,9 @@ urlpatterns = [
     path("stacks/", stacks.stack_list, name="stack-list"),
     path("stacks/save/", stacks.stack_save, name="stack-save"),
     path("stacks/compare/", evidence.stack_compare, name="stack-compare"),
+    path("stacks/diff/", board.stacks_diff, name="stack-diff"),
+    path("search/", board.search, name="search"),
+    path("account/token/", board.api_token, name="api-token"),
     path("stacks/compare/run/", evidence.stack_compare_run, name="stack-compare-run"),
     path("stacks/<int:pk>/", stacks.stack_detail, name="stack-detail"),
     path("stacks/<int:pk>/simulate/", evidence.simulation_start, name="stack-simulate"),
