@@ -107,6 +107,8 @@ def test_every_menu_link_and_readme_page_shows_content_at_desktop_and_phone_widt
             if response is None or response.status != 200:
                 problems.append(f"{path} at {width}px: HTTP {response.status if response else 'no response'}")
                 continue
+            if "html" not in (response.headers.get("content-type") or ""):
+                continue  # a feed or a file: nothing to lay out
             body = page.evaluate("(document.querySelector('main') || document.body).innerText")
             if len(body.strip()) < 80:
                 problems.append(f"{path} at {width}px: almost nothing on the page ({body.strip()[:60]!r})")
