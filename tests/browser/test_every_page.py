@@ -21,7 +21,7 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 EMPTY_STATES = re.compile(
-    r"No project matches these filters|No stack saved yet|No simulation yet|Nothing here\.|0 projects\b", re.I
+    r"No project matches these filters|No stack saved yet|No simulation yet|Nothing here\.|0 projects\b|Save at least two stacks", re.I
 )
 WIDTHS = (1440, 375)
 
@@ -59,6 +59,10 @@ def atlas_data(django_capture_on_commit_callbacks, monkeypatch):
     stack = rules_services.stack_save(
         user=architect, request_data={"profile": "training", "pool": {"gpu_model": "A100-80GB", "gpu_count": 32}}, rank=1,
         name="Training stack",
+    )
+    rules_services.stack_save(
+        user=architect, request_data={"profile": "online_inference", "pool": {"gpu_model": "A100-80GB", "gpu_count": 32}},
+        rank=1, name="Inference stack",
     )
     monkeypatch.setattr(evidence_selectors, "builtin_scenario_document", lambda name: batch_scenario(60, name="pages") if name == "pages" else None)
     monkeypatch.setattr("placement.services.stack_scenario.builtin_scenario_document", evidence_selectors.builtin_scenario_document)
