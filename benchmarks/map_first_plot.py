@@ -1,0 +1,42 @@
+"""Time to first plot of /map/ in headless Chromium, each run with a cold cache (a new context).
+
+    .venv/bin/python benchmarks/map_first_plot.py http://127.0.0.1:8000 [runs]
+
+Start the server first (`make run`, or with DJANGO_DEBUG=0 after collectstatic for the deployed
+static files). Prints each run's milliseconds from navigation start to the figure being drawn, the
+median, and the plotly bundle's transfer and decoded sizes.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+
+from playwright.sync_api import sync_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def main(url: str, runs: int) -> None:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"], headless=True)
+        times, bundles = [], []
+        for _ in range(runs):
+            context = browser.new_context(viewport={"width": 1440, "height": 900})
+            page = context.new_page()
+            page.goto(url.rstrip("/") + "/map/")
+            page.wait_for_selector("#layer-map-figure.js-plotly-plot[data-rendered=true]", timeout=60_000)
+            times.append(page.evaluate("performance.now()"))
+            bundles = page.evaluate(
+                """() => performance.getEntriesByType('resource').filter(e => e.name.includes('plotly'))
+                      .map(e => [e.name.split('/').pop(), e.transferSize, e.decodedBodySize])"""
+            )
+            context.close()
+        browser.close()
+    print(f"first plot of /map/ (ms, cold cache): {[round(t) for t in times]}, median {round(statistics.median(times))}")
+    for name, transfer, body in bundles:
+        print(f"  {name}: {transfer:,} bytes transferred, {body:,} bytes decoded")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 5)
