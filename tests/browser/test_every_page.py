@@ -21,7 +21,7 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 EMPTY_STATES = re.compile(
-    r"No project matches these filters|No stack saved yet|No simulation yet|Nothing here\.|0 projects\b|Save at least two stacks", re.I
+    r"No project matches these filters|No stack saved yet|No simulation yet|Nothing here\.|(?<![0-9])0 projects\b|Save at least two stacks", re.I
 )
 WIDTHS = (1440, 375)
 
@@ -70,11 +70,15 @@ def atlas_data(django_capture_on_commit_callbacks, monkeypatch):
         run, _ = evidence.simulation_start(user=architect, stack=stack, scenario_document=batch_scenario(60, name="pages-run"))
     with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
         sweep = evidence.sweep_start(user=architect, stacks=[stack], scenario_name="pages", seeds=2)
+    from placement.services.evaluation import evaluation_start
+
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        evaluation = evaluation_start(user=architect, request_data=stack.request, top=1, scenario_name="pages")
     kueue = Project.objects.get(slug="kueue")
     changed = project_document(kueue).model_dump(mode="json")
     changed["summary"] += " Reviewed on a phone."
     proposal = review.revision_propose(kueue, ProjectDocument.model_validate(copy.deepcopy(changed)), user=architect, reason="wording")
-    ids = {"slug": "kueue", "id": {"stacks": stack.pk, "runs": run.pk, "sweeps": sweep.pk}, "revision": proposal.pk}
+    ids = {"slug": "kueue", "id": {"stacks": stack.pk, "runs": run.pk, "sweeps": sweep.pk, "evaluations": evaluation.pk}, "revision": proposal.pk}
     return admin, ids
 
 
@@ -85,7 +89,7 @@ def concrete(path: str, ids: dict) -> str:
         kind = match.group(1)
         return f"/{kind}/{ids['id'][kind]}/"
 
-    return re.sub(r"/(stacks|runs|sweeps)/<id>/", fill, path)
+    return re.sub(r"/(stacks|runs|sweeps|evaluations)/<id>/", fill, path)
 
 
 def test_every_menu_link_and_readme_page_shows_content_at_desktop_and_phone_width(page, atlas_data):
