@@ -86,7 +86,7 @@ def test_architect_proposes_with_a_mistake_fixes_it_and_a_reviewer_accepts_it_on
     fill_project_form(page, values)
     preview = page.locator("#placement-preview")
     expect(preview.locator("td.lands.primary")).to_contain_text("Browser Queue")
-    expect(preview).to_contain_text("Kueue")  # already on that layer: the neighbours it joins
+    expect(preview.locator("td.lands.primary")).to_contain_text("next to")  # the projects already on that layer
 
     # A row added by mistake is removed in place.
     misuses = page.locator("#field-misuses")

@@ -76,7 +76,8 @@ def test_the_placement_comes_first_and_its_preview_marks_the_cell(client, archit
     preview = client.get("/projects/form/preview/", {"map_control-plane_primary": "L1", "map_planes_primary": "control", "name": "My queue"})
     page = preview.content.decode()
     assert preview.status_code == 200 and 'class="lands primary"' in page and "My queue" in page
-    assert "next to" in page and "Kueue" in page  # the neighbours already on that layer
+    cell = page.split('class="lands primary"', 1)[1].split("</td>", 1)[0]
+    assert "My queue" in cell and "next to" in cell  # the projects already on that layer are named
 
 
 def test_a_new_row_comes_from_the_server_with_labelled_inputs(client, architect):
