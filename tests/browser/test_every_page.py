@@ -108,6 +108,11 @@ def test_every_menu_link_and_readme_page_shows_content_at_desktop_and_phone_widt
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
         for path in paths:
+            if re.search(r"\.[a-z]+$", path):  # a file (CSV, JSON...): the browser downloads it
+                status = page.request.get(path).status
+                if status != 200:
+                    problems.append(f"{path}: HTTP {status}")
+                continue
             response = page.goto(path)
             page.wait_for_load_state("networkidle")
             name = re.sub(r"[^a-z0-9]+", "-", path.strip("/").lower()) or "home"
