@@ -45,3 +45,14 @@ def test_a_mig_slice_gives_a_fractional_replica_its_compute_share_not_only_its_m
     assert result.feasible, result.failures
     sizes = {p.unit_size for s in result.stacks for p in s.pools if p.unit.value == "mig_instance"}
     assert sizes == {"MIG 2g.20gb per replica"}, sizes
+
+
+def test_armada_never_queues_above_an_in_cluster_batch_scheduler(graph):
+    # Armada decides when and where each job runs (its own queues and scheduler, armadaproject.io
+    # system overview); stacked over Volcano, KAI or YuniKorn two queue systems place the same pods.
+    body = {"name": "pretrain", "kind": "training", "replicas": 8, "gpus_per_replica": 8, "gpu_memory_gib": 70,
+            "gang": True, "peer_to_peer": True}
+    result = compose(graph, ComposeRequest(workloads=[body], limit=10))
+    for stack in result.stacks:
+        members = set(stack.components)
+        assert not ("armada" in members and members & {"volcano", "kai-scheduler", "yunikorn"}), stack.title
