@@ -251,6 +251,18 @@ class Placement(_Strict):
         return [placed.primary, *placed.secondary] if placed else []
 
 
+def units_served(placement: dict) -> list[str]:
+    """The resource units the unit filters find a project by: every unit of a data-plane project
+    (it hands them all out), else its primary unit and the units of its contract points. A workload
+    controller or quota API lists every unit a pod may request; it does not make MIG live there.
+    Takes the stored JSON so that the map and the list index share it."""
+    units = list(placement.get("resource_units") or ())
+    if not units or ((placement.get("maps") or {}).get("planes") or {}).get("primary") == "data":
+        return units
+    served = {units[0]} | {u for role in placement.get("contract_points") or () for u in role.get("units") or ()}
+    return [u for u in units if u in served]
+
+
 class ProjectDocument(_Strict):
     """One catalog file: the project and its placement."""
 

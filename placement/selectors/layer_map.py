@@ -24,7 +24,7 @@ from urllib.parse import urlencode
 from django.urls import reverse
 
 from placement.models import Project, Revision, Stack
-from placement.schemas import ENFORCEMENT_POINT_LABELS, RESOURCE_UNIT_LABELS, EnforcementPoint, ResourceUnit
+from placement.schemas import ENFORCEMENT_POINT_LABELS, RESOURCE_UNIT_LABELS, EnforcementPoint, ResourceUnit, units_served
 from placement.selectors.catalog import catalog_vocabulary
 
 DEFAULT_VIEW = "control-plane"
@@ -173,7 +173,7 @@ def _map_project(project: Project, placement: dict, *, pending: bool) -> MapProj
             promise=placement.get("promise", ""),
             non_promise=tuple(placement.get("non_promise") or ()),
             maps=maps,
-            units=tuple(placement.get("resource_units") or ()),
+            units=tuple(units_served(placement)),
             enforcement=tuple(placement.get("enforcement_points") or ()),
             capabilities=tuple(placement.get("capabilities") or ()),
             cncf_status=(placement.get("landscape") or {}).get("cncf_status", ""),

@@ -8,7 +8,7 @@ from django.db import transaction
 
 from placement.catalog_files import CatalogInvalid, read_catalog_dir, write_catalog_dir
 from placement.models import Capability, Layer, Map, Project, ProjectFacet, ProjectLayer, Revision
-from placement.schemas import CatalogVocabulary, ProjectDocument, builtin_vocabulary
+from placement.schemas import CatalogVocabulary, ProjectDocument, builtin_vocabulary, units_served
 from placement.selectors.catalog import catalog_documents, project_document
 
 
@@ -58,7 +58,7 @@ def project_index_refresh(project: Project, doc: ProjectDocument, layers: dict[t
         ]
     ProjectLayer.objects.bulk_create(links)
     p = doc.placement
-    facets = [ProjectFacet(project=project, facet=ProjectFacet.UNIT, value=u.value) for u in p.resource_units]
+    facets = [ProjectFacet(project=project, facet=ProjectFacet.UNIT, value=u) for u in units_served(p.model_dump(mode="json"))]
     facets += [ProjectFacet(project=project, facet=ProjectFacet.ENFORCEMENT, value=e.value) for e in p.enforcement_points]
     facets += [ProjectFacet(project=project, facet=ProjectFacet.CAPABILITY, value=c) for c in p.capabilities]
     if p.landscape is not None:
