@@ -79,6 +79,7 @@ class DecisionRecordAdmin(ReadOnlyAdmin):
 @admin.register(Webhook)
 class WebhookAdmin(SuperuserOnlyWrites):
     list_display = ["name", "url", "events", "active", "created_at"]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
 
 @admin.register(WebhookDelivery)

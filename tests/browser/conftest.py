@@ -141,3 +141,20 @@ def click_map_point(page, slug: str, selector: str = "#layer-map-figure") -> Non
     hover_map_point(page, slug, selector)
     box = map_point(page, slug, selector)
     page.mouse.click(box["x"], box["y"])
+
+
+def watch_run_until_charts(page, status, progress, seen: list, seconds: float) -> None:
+    """Poll the run page's status and progress bar until its charts are drawn, appending every
+    (status, percent) change to `seen`: the bar a person watches move."""
+    import time
+
+    charts = page.locator(".chart.js-plotly-plot")
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not charts.count():
+        try:
+            current = (status.get_attribute("data-status", timeout=500), int(progress.get_attribute("aria-valuenow", timeout=500)))
+        except Exception:
+            current = None  # between two swaps, or the page is reloading
+        if current and current != seen[-1]:
+            seen.append(current)
+        page.wait_for_timeout(100)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import ARTIFACTS, ROOT
+from tests.browser.conftest import ARTIFACTS, ROOT, watch_run_until_charts
 
 pytestmark = pytest.mark.browser
 
@@ -152,16 +152,8 @@ def test_make_run_submits_at_once_and_the_progress_bar_moves_through_its_own_wor
     assert first != ("succeeded", 100), f"the run page opened finished: the task ran inside the request ({answered_in:.1f} s)"
 
     seen = [first]
+    watch_run_until_charts(page, status, progress, seen, 120)
     charts = page.locator(".chart.js-plotly-plot")
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not charts.count():
-        try:
-            current = (status.get_attribute("data-status", timeout=500), int(progress.get_attribute("aria-valuenow", timeout=500)))
-        except Exception:
-            current = None  # between two swaps, or the page is reloading
-        if current and current != seen[-1]:
-            seen.append(current)
-        page.wait_for_timeout(100)
     expect(charts.first).to_be_visible()
     expect(status).to_have_attribute("data-status", "succeeded")
     final = (status.get_attribute("data-status"), int(progress.get_attribute("aria-valuenow")))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import re
-import time
 
 import pytest
 from playwright.sync_api import expect
@@ -20,7 +19,7 @@ from playwright.sync_api import expect
 from placement.forms import ProjectForm
 from placement.models import Project, Revision, SimulationRun
 from placement.schemas import ProjectDocument
-from tests.browser.conftest import click_map_point, login, logout, wait_for_map
+from tests.browser.conftest import click_map_point, login, logout, wait_for_map, watch_run_until_charts
 from tests.conftest import make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -196,16 +195,8 @@ def test_architect_composes_saves_and_simulates_a_latency_sensitive_inference_st
     # run finishes, the page reloads itself and the charts are drawn.
     worker_factory("browser")
     seen: list[tuple[str, int]] = [("queued", 0)]
+    watch_run_until_charts(page, status, progress, seen, 60)
     charts = page.locator(".chart.js-plotly-plot")
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not charts.count():
-        try:
-            current = (status.get_attribute("data-status", timeout=500), int(progress.get_attribute("aria-valuenow", timeout=500)))
-        except Exception:
-            current = None  # between two swaps, or the page is reloading
-        if current and current != seen[-1]:
-            seen.append(current)
-        page.wait_for_timeout(100)
     expect(charts.first).to_be_visible()
     expect(status).to_have_attribute("data-status", "succeeded")
     expect(progress).to_have_attribute("aria-valuenow", "100")

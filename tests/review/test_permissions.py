@@ -193,6 +193,7 @@ def test_a_valid_admin_edit_by_a_superuser_is_still_refused():
     only the read-only admin stops it, not a validation error."""
     import json
 
+    from django.db.models import URLField
     from django.forms import modelform_factory
     from django.forms.models import model_to_dict
 
@@ -201,7 +202,11 @@ def test_a_valid_admin_edit_by_a_superuser_is_still_refused():
     data = {k: ("" if v is None else v) for k, v in model_to_dict(project).items()}
     data["placement"] = json.dumps(data["placement"])
     data["name"] = "Kueue (edited in the admin)"
-    form = modelform_factory(Project, fields="__all__")(data, instance=Project.objects.get(slug="kueue"))
+    form = modelform_factory(
+        Project, fields="__all__",
+        # as the admin builds it (ReadOnlyAdmin.formfield_overrides): URLs assume https
+        formfield_callback=lambda f, **kw: f.formfield(**({"assume_scheme": "https"} if isinstance(f, URLField) else {}), **kw),
+    )(data, instance=Project.objects.get(slug="kueue"))
     assert form.is_valid(), form.errors
     response = client_for(admin_user).post(f"/admin/placement/project/{project.pk}/change/", {**data, "_save": "Save"})
     assert response.status_code == 403
