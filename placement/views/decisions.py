@@ -103,34 +103,36 @@ def _review_action(request, pk: int, action):
     return redirect("decision-detail", pk=pk)
 
 
-@require_POST
-@action_required("review")
-def decision_accept(request, pk: int):
-    def accept(record):
-        services.decision_accept(record, user=request.user, comment=request.POST.get("comment", ""))
-        messages.success(request, f"Accepted ADR-{record.pk}; its rings are on the radar.")
+def _record_action(permission: str, act, done: str):
+    """A POST on one record: check the role, call the service, say what happened (or why not)."""
 
-    return _review_action(request, pk, accept)
+    @require_POST
+    @action_required(permission)
+    def view(request, pk: int):
+        def run(record):
+            result = act(record, request)
+            messages.success(request, done.format(pk=record.pk, result=result))
 
+        return _review_action(request, pk, run)
 
-@require_POST
-@action_required("review")
-def decision_reject(request, pk: int):
-    def reject(record):
-        services.decision_reject(record, user=request.user, comment=request.POST.get("comment", ""))
-        messages.success(request, f"Rejected ADR-{record.pk}.")
-
-    return _review_action(request, pk, reject)
+    return view
 
 
-@require_POST
-@action_required("run_simulation")
-def decision_rerun(request, pk: int):
-    def rerun(record):
-        pairs = services.decision_rerun(record, user=request.user)
-        messages.success(request, f"Re-running {len(pairs)} run(s) with the current simulator.")
-
-    return _review_action(request, pk, rerun)
+decision_accept = _record_action(
+    "review",
+    lambda record, request: services.decision_accept(record, user=request.user, comment=request.POST.get("comment", "")),
+    "Accepted ADR-{pk}; its rings are on the radar.",
+)
+decision_reject = _record_action(
+    "review",
+    lambda record, request: services.decision_reject(record, user=request.user, comment=request.POST.get("comment", "")),
+    "Rejected ADR-{pk}.",
+)
+decision_rerun = _record_action(
+    "run_simulation",
+    lambda record, request: len(services.decision_rerun(record, user=request.user)),
+    "Re-running {result} run(s) with the current simulator.",
+)
 
 
 @read_required

@@ -20,8 +20,10 @@ def accepted(stacks, architect, reviewer):
     return services.decision_accept(record, user=reviewer)
 
 
-def test_empty_decision_list_and_radar_explain_how_to_start(client):
+def test_empty_decision_list_and_radar_explain_how_to_start(client, architect):
     assert "No decision recorded yet" in client.get("/decisions/").content.decode()
+    client.force_login(architect)
+    assert "No saved stack yet" in client.get("/decisions/new/").content.decode()
     assert "No ring set yet" in client.get("/radar/").content.decode()
 
 
