@@ -1,4 +1,5 @@
-"""``replay`` subcommand: replay a job/pod trace and print (or save) the metrics.
+"""``replay`` subcommand: replay a job/pod trace and print (or save) the metrics (and ``fgd``, from
+:mod:`scheduler_core.traces.fgd_cli`, the FGD paper's policy comparison).
 
     python -m scheduler_core replay --trace PATH --format philly|alibaba|generic \
         --policy fifo|las|binpack|spread [--nodes PATH] [--json OUT]
@@ -19,6 +20,7 @@ import time
 from typing import Sequence
 
 from scheduler_core.traces.csvio import FORMATS, TraceError
+from scheduler_core.traces.fgd_cli import register as register_fgd
 from scheduler_core.traces.replay import POLICIES, replay_trace, result_json
 from scheduler_core.traces.sharing import SharingResult
 
@@ -126,6 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scheduler_core.traces", description=HELP)
     sub = parser.add_subparsers(dest="command", required=True)
     register(sub)
+    register_fgd(sub)
     args = parser.parse_args(argv)
     return args.func(args)
 
@@ -136,3 +139,4 @@ except ImportError:  # pragma: no cover - the core CLI is optional for this modu
     pass
 else:
     _register_with_core_cli(register)
+    _register_with_core_cli(register_fgd)
