@@ -3,6 +3,8 @@
 
     python -m scheduler_core replay --trace PATH --format philly|alibaba|generic \
         --policy fifo|las|binpack|spread [--nodes PATH] [--json OUT]
+    python -m scheduler_core.traces replay --trace ../shared/data/philly-gavel-b436b2/jobs.csv \
+        --format philly --policy fifo|las --gavel-compatible   # Gavel's rounds, resets and policies
 
 :func:`register` adds the subcommand to an argparse ``subparsers`` object and
 sets ``func`` to :func:`run`.  Importing this module hands :func:`register` to
@@ -45,6 +47,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--las-thresholds", type=lambda s: tuple(float(x) for x in s.split(",")),
                    help="las: queue limits in GPU-hours, comma separated (default 1,10,100)")
     p.add_argument("--preemption-overhead", type=float, help="las: seconds lost per restart (default 0)")
+    p.add_argument("--gavel-compatible", action="store_true",
+                   help="fifo/las: replay as Gavel's simulator does (360 s rounds, allocation reset at most "
+                   "every 1,920 s, Gavel's fifo; las = Gavel's max_min_fairness)")
+    p.add_argument("--round", dest="round_s", type=float, help="--gavel-compatible: round length in s (default 360)")
+    p.add_argument("--reset-interval", dest="reset_interval_s", type=float,
+                   help="--gavel-compatible: minimum seconds between allocation resets (default 1920)")
     p.add_argument("--split-count", type=int, help="binpack/spread: max pods per GPU (default 10; 0 = unlimited)")
     p.add_argument("--departures", action="store_true",
                    help="binpack/spread: pods leave after their duration (default: arrivals only)")
@@ -61,6 +69,13 @@ def _options(args: argparse.Namespace) -> dict:
             opts["las_thresholds_gpu_h"] = args.las_thresholds
         if args.preemption_overhead is not None:
             opts["preemption_overhead_s"] = args.preemption_overhead
+        if args.gavel_compatible:
+            opts["mode"] = "gavel"
+        for name in ("round_s", "reset_interval_s"):
+            if getattr(args, name) is not None:
+                if not args.gavel_compatible:
+                    raise ValueError(f"--{name[:-2].replace('_', '-')} needs --gavel-compatible")
+                opts[name] = getattr(args, name)
     else:
         if args.split_count is not None:
             opts["split_count"] = args.split_count or None
@@ -89,7 +104,8 @@ def _print_summary(result, wall: float, out) -> None:
         print(f"JCT mean {j['mean']:.0f} s, median {j['median']:.0f} s, p99 {j['p99']:.0f} s; "
               f"queue wait mean {w['mean']:.0f} s, median {w['median']:.0f} s, p99 {w['p99']:.0f} s", file=out)
         print(f"makespan {s['makespan_s']:.0f} s, utilisation {s['utilisation']:.3f}", file=out)
-        print(f"{s['events']} events in {wall:.3f} s", file=out)
+        unit = "rounds" if result.config.mode == "gavel" else "events"
+        print(f"{s['events']} {unit} in {wall:.3f} s", file=out)
 
 
 def run(args: argparse.Namespace) -> int:

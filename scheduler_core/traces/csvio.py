@@ -81,12 +81,15 @@ class ColumnMap(BaseModel):
     cpu_milli: str | None = None
     mem_mib: str | None = None
     gpu_spec: str | None = None
+    steps: str | None = Field(None, description="training steps (Gavel's total_steps); used by the gavel mode")
+    job_type: str | None = Field(None, description="model and batch size (Gavel's job_type); used by the gavel mode")
     time_scale: float = Field(1.0, gt=0, description="multiply times and durations by this to get seconds")
     optional: tuple[str, ...] = ()
 
 
 FORMATS: dict[str, ColumnMap] = {
-    "philly": ColumnMap(job_id="job_id", submit="submit_s", gpus="num_gpus", duration="duration_s"),
+    "philly": ColumnMap(job_id="job_id", submit="submit_s", gpus="num_gpus", duration="duration_s",
+                        steps="total_steps", job_type="job_type", optional=("total_steps", "job_type")),
     "alibaba": ColumnMap(
         job_id="name",
         submit="creation_time",
@@ -265,7 +268,7 @@ def load_jobs(
         f: _column_index(path, header, getattr(cmap, f), opt, required=(f == "gpus"))
         for f in (
             "job_id", "submit", "gpus", "gpu_milli", "gpu_mem_mib", "duration", "end", "start",
-            "tenant", "priority_class", "cpu_milli", "mem_mib", "gpu_spec",
+            "tenant", "priority_class", "cpu_milli", "mem_mib", "gpu_spec", "steps", "job_type",
         )
     }
     if require_duration and ix["duration"] is None and ix["end"] is None:
@@ -338,10 +341,14 @@ def load_jobs(
         tenant = cell("tenant") or "default"
         prio = cell("priority_class") or ""
         spec = _spec(cell("gpu_spec") or "")
+        raw = cell("steps")
+        steps = None if raw in (None, "") else _int(path, line, names["steps"], raw)
+        if steps is not None and steps <= 0:
+            raise TraceError(path, line, names["steps"], f"expected a positive step count, got {raw!r}")
         job = TraceJob(
             index=0, job_id=job_id, submit_s=submit, num_gpus=num, gpu_milli=milli,
             duration_s=duration, gpu_mem_mib=gmem, tenant=tenant, priority_class=prio,
-            cpu_milli=cpu, mem_mib=mem, gpu_spec=spec, line=line,
+            cpu_milli=cpu, mem_mib=mem, gpu_spec=spec, steps=steps, job_type=cell("job_type") or "", line=line,
         )
         out.append((submit, n, job))
     if not out:

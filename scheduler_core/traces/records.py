@@ -34,6 +34,10 @@ class TraceJob:
     :ivar cpu_milli: CPU request in milli-cores (0 when absent).
     :ivar mem_mib: host memory request in MiB (0 when absent).
     :ivar gpu_spec: GPU models it may run on; empty means any.
+    :ivar steps: training steps (Gavel's ``total_steps``), or ``None``; the
+        Gavel-compatible replay runs ``steps / duration_s`` steps per second.
+    :ivar job_type: model and batch size (Gavel's ``job_type``), or ``""``;
+        the Gavel-compatible replay gives jobs of one type and GPU count one rate.
     :ivar line: line of the source CSV (0 for generated jobs), for messages.
     """
 
@@ -49,6 +53,8 @@ class TraceJob:
     cpu_milli: int = 0
     mem_mib: int = 0
     gpu_spec: tuple[str, ...] = field(default=())
+    steps: int | None = None
+    job_type: str = ""
     line: int = 0
 
     @property

@@ -23,6 +23,10 @@ Model
   continuous ranking avoid the infinite preemption ping-pong of exact LAS;
   a long list of thresholds approaches exact LAS.
 
+``mode="gavel"`` instead replays the trace as Gavel's simulator does (360 s rounds, allocation
+recomputed at most every 1,920 s, Gavel's ``fifo`` and, for ``las``, its ``max_min_fairness``); see
+:mod:`scheduler_core.traces.gavel_rounds`.
+
 Events (all on :class:`scheduler_core.engine.Environment`): arrivals
 (``Priority.ARRIVAL``), completions (``COMPLETION``), LAS demotions when a
 running job crosses a threshold (``RECONFIGURE`` band, before arrivals), and
@@ -36,9 +40,10 @@ from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from scheduler_core.engine import Environment, Priority
+from scheduler_core.traces.gavel_rounds import replay_gavel
 from scheduler_core.traces.las_queue import LasQueue
 from scheduler_core.traces.records import MILLI, TraceJob
 
@@ -59,6 +64,15 @@ class WholeGpuConfig(BaseModel):
         description="attained-service queue limits in GPU-hours, increasing",
     )
     preemption_overhead_s: float = Field(0.0, ge=0)
+    mode: Literal["event", "gavel"] = Field(
+        "event",
+        description="event: exact event-time replay; gavel: Gavel's simulator (rounds, allocation resets, "
+        "its fifo / max_min_fairness), see scheduler_core.traces.gavel_rounds",
+    )
+    round_s: float = Field(360.0, gt=0, description="gavel mode: round length (Gavel time_per_iteration)")
+    reset_interval_s: float = Field(
+        1920.0, ge=0, description="gavel mode: minimum time between allocation recomputations"
+    )
     per_job: bool = Field(True, description="include per-job columns in the result")
 
     @field_validator("las_thresholds_gpu_h")
@@ -67,6 +81,16 @@ class WholeGpuConfig(BaseModel):
         if any(x <= 0 for x in v) or any(b <= a for a, b in zip(v, v[1:])):
             raise ValueError("thresholds must be positive and strictly increasing")
         return v
+
+    @model_validator(mode="after")
+    def _gavel_options(self) -> "WholeGpuConfig":
+        default_thresholds = type(self).model_fields["las_thresholds_gpu_h"].default
+        if self.mode == "gavel" and (self.fifo_backfill or self.preemption_overhead_s
+                                     or self.las_thresholds_gpu_h != default_thresholds):
+            raise ValueError("gavel mode has Gavel's own FIFO admission, max-min sharing for las and no "
+                             "preemption cost: fifo_backfill, las_thresholds_gpu_h and preemption_overhead_s "
+                             "do not apply")
+        return self
 
     @property
     def capacity(self) -> int:
@@ -339,6 +363,15 @@ def replay_whole_gpu(jobs: Sequence[TraceJob], config: WholeGpuConfig | None = N
             rejected.append(j.job_id)
         else:
             runnable.append(j)
+    if cfg.mode == "gavel":
+        g = replay_gavel(runnable, policy=cfg.policy, capacity=cfg.capacity, round_s=cfg.round_s,
+                         reset_interval_s=cfg.reset_interval_s)
+        return WholeGpuResult(
+            config=cfg, job_ids=[j.job_id for j in runnable], tenants=[j.tenant for j in runnable],
+            gpus=[j.num_gpus for j in runnable], submit=[j.submit_s for j in runnable],
+            first_start=g.first_start, finish=g.finish, preemptions=g.preemptions, held=g.held,
+            rejected=rejected, busy_gpu_s=g.busy_gpu_s, events=g.rounds,
+        )
     r = _Replay(runnable, cfg)
     r.env.run()
     return WholeGpuResult(
