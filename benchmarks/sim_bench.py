@@ -2,6 +2,7 @@
 """Simulator speed benchmarks: trace replays and the 1,024-GPU scale case.
 
     .venv/bin/python benchmarks/sim_bench.py philly  [--trace ../shared/data/philly-gavel-b436b2/jobs.csv]
+                                                     [--peer-gavel GAVEL_CHECKOUT --peer-gavel-python PY]
     .venv/bin/python benchmarks/sim_bench.py alibaba [--trace ../shared/data/alibaba-gpu-v2023/openb_pod_list_default.csv
                                                       --nodes ../shared/data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv]
     .venv/bin/python benchmarks/sim_bench.py scale   [--jobs 12500,25000,50000]
@@ -14,6 +15,11 @@ the Python heap peak of one extra run under ``tracemalloc`` and the process'
 peak RSS.  The scale case runs each size in a fresh subprocess so that its
 peak RSS is its own.
 
+The Philly case also times the Gavel-compatible replay (``mode="gavel"``, no target) and
+prints Gavel's own simulator beside it: run now on the same trace with ``--peer-gavel`` (whole-process
+and simulate() CPU and wall, and the ratios), else the figure measured earlier with its source and
+date, as a ratio only when ``--trace`` is that very file (same SHA-256).
+
 Targets (from the issue): Philly replay under 0.3 s; Alibaba replay with
 fragmentation after every pod at >= 1,000 pods/s; LAS CPU per job flat
 (x8 jobs on an x8 pool < 1.5x per job); 128 nodes x 8 A100-80GB with 50,000
@@ -24,6 +30,7 @@ The exit status is 1 when a case misses its target.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -34,8 +41,9 @@ import tracemalloc
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _p in (ROOT, ROOT / "benchmarks"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
 from scheduler_core.traces import (  # noqa: E402
     load_jobs,
@@ -46,9 +54,17 @@ from scheduler_core.traces import (  # noqa: E402
     synthetic_whole_gpu_jobs,
 )
 
-# Peers (Gavel's simulator, the FGD Go simulator) are not run here, and their figures carry no source
-# and date, so no ratio against them is printed (issue 17: ratios only against peers measured in the
-# same run or stated with source and date).
+# Ratios against peers only when measured in this run or stated with source and date (issue 17).
+# Gavel's simulator: run it with --peer-gavel, else this stated measurement is printed.
+GAVEL_STATED = {
+    "sha256": "cab07d8562cb693766d20c0023d14a9590fe2f2de9ca77b8cccb403c5b63923f",  # philly-gavel-b436b2/jobs.csv
+    "cpu_s": {"fifo": 25.6, "max_min_fairness": 26.5},  # whole process, user + sys
+    "simulate_cpu_s": {"fifo": 24.1, "max_min_fairness": 25.1},  # parse_trace + Scheduler.simulate
+    "wall_s": {"fifo": 41.0, "max_min_fairness": 121.1},
+    "source": "Gavel c4fa400 (stanford-futuredata/gavel), Scheduler.simulate as in "
+              "scripts/drivers/simulate_scheduler_with_trace.py, 96 v100 / 8 per server, 360 s rounds, ECOS, "
+              "its logging to a file; /usr/bin/time on this 2-core machine shared with other work, 2026-12-01",
+}
 PHILLY_TARGET_S = 0.3
 ALIBABA_TARGET_PODS_S = 1000.0
 SCALE_TARGET_S = 60.0
@@ -88,32 +104,87 @@ def _ok(flag: bool) -> str:
 
 # -- Philly ------------------------------------------------------------------------------------
 
+def _sha256(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def bench_philly(args) -> bool:
+    load_cpu = 0.0
     if args.trace:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         jobs = load_jobs(args.trace, "philly", require_duration=True)
-        load_s = time.perf_counter() - t0
+        load_s, load_cpu = time.perf_counter() - t0, time.process_time() - c0
         source = args.trace
     else:
         jobs, load_s, source = synthetic_whole_gpu_jobs(1874, capacity=96, seed=args.seed), 0.0, "synthetic (1,874 jobs)"
-    print(f"== philly: {source}: {len(jobs)} jobs on 12 x 8 GPUs; CSV read {load_s * 1000:.1f} ms")
+    print(f"== philly: {source}: {len(jobs)} jobs on 12 x 8 GPUs; CSV read {load_s * 1000:.1f} ms (cpu {load_cpu * 1000:.1f} ms)")
     ok = True
-    for policy in ("fifo", "las"):
-        wall, r, peak = _measure(lambda: replay_whole_gpu(jobs, policy=policy, servers=12, gpus_per_server=8), args.repeat)
+    cpu_of = {"read": load_cpu}
+    for mode, policy in (("event", "fifo"), ("event", "las"), ("gavel", "fifo"), ("gavel", "las")):
+        wall, r, peak = _measure(lambda: replay_whole_gpu(jobs, policy=policy, servers=12, gpus_per_server=8,
+                                                          mode=mode), args.repeat)
+        cpu_of[mode, policy] = (_measure.cpu, wall)
         s = r.summary
         total = wall + load_s
-        good = total < PHILLY_TARGET_S
-        ok &= good
+        if mode == "event":
+            good = total < PHILLY_TARGET_S
+            ok &= good
+            verdict = f"[{_ok(good)} target < {PHILLY_TARGET_S} s]"
+            label, unit = policy, "events"
+        else:
+            verdict = "[no target]"
+            label, unit = f"gavel-compatible {policy}", "rounds"
         j, w = s["jct_s"], s["queue_wait_s"]
-        print(f"  {policy:4s} wall {wall * 1000:7.1f} ms (cpu {_measure.cpu * 1000:5.1f} ms; +read {total * 1000:6.1f} ms)  "
-              f"{s['events'] / wall:>10,.0f} events/s "
-              f"({s['events']} events)  heap peak {peak / MiB:5.1f} MiB  "
-              f"[{_ok(good)} target < {PHILLY_TARGET_S} s]")
+        print(f"  {label:4s} wall {wall * 1000:7.1f} ms (cpu {_measure.cpu * 1000:5.1f} ms; +read {total * 1000:6.1f} ms)  "
+              f"{s['events'] / wall:>10,.0f} {unit}/s "
+              f"({s['events']} {unit})  heap peak {peak / MiB:5.1f} MiB  {verdict}")
         print(f"       JCT mean {j['mean'] / 3600:7.2f} h  median {j['median'] / 3600:6.2f} h  p99 {j['p99'] / 3600:7.1f} h | "
               f"wait mean {w['mean'] / 3600:6.2f} h  median {w['median'] / 3600:5.2f} h  p99 {w['p99'] / 3600:6.1f} h | "
               f"makespan {s['makespan_s'] / 86400:5.1f} d  util {s['utilisation']:.3f}  preemptions {s['preemptions']}")
     print(f"  process peak RSS {_maxrss_bytes() / MiB:.0f} MiB")
+    _gavel_peer(args, jobs, cpu_of)
     return ok
+
+
+def _gavel_peer(args, jobs, cpu_of) -> None:
+    """Gavel's simulator beside the replays: run now (--peer-gavel) or the stated, dated figure.
+
+    Ratios compare like with like: Gavel's trace parse + ``Scheduler.simulate`` CPU against this
+    project's CSV read + replay CPU (interpreter start-up and imports are left out on both sides).
+    """
+    mine = {"fifo": "fifo", "max_min_fairness": "las"}
+
+    def ratios(policy: str, gavel_cpu: float) -> str:
+        ev = cpu_of["read"] + cpu_of["event", mine[policy]][0]
+        gc = cpu_of["read"] + cpu_of["gavel", mine[policy]][0]
+        return (f"= x{gavel_cpu / gc:,.0f} the gavel-compatible replay's cpu (read + replay {gc * 1000:.0f} ms), "
+                f"x{gavel_cpu / ev:,.0f} the event replay's ({ev * 1000:.0f} ms)")
+
+    if getattr(args, "peer_gavel", None):
+        from gavel_peer import run_gavel  # benchmarks/gavel_peer.py
+
+        for policy in mine:
+            try:
+                g = run_gavel(args.peer_gavel, args.peer_gavel_python, jobs, policy)
+            except (OSError, ValueError, RuntimeError) as exc:
+                print(f"  peer Gavel {policy}: not run: {exc}")
+                return
+            print(f"  peer Gavel {policy} (run now from {args.peer_gavel}): process cpu {g['cpu_s']:.1f} s, wall "
+                  f"{g['wall_s']:.1f} s; parse + simulate cpu {g['simulate_cpu_s']:.1f} s "
+                  f"{ratios(policy, g['simulate_cpu_s'])}")
+        return
+    st = GAVEL_STATED
+    same = bool(args.trace) and _sha256(args.trace) == st["sha256"]
+    print(f"  peer Gavel (stated, not run; source: {st['source']}):")
+    for policy in mine:
+        line = (f"    {policy}: process cpu {st['cpu_s'][policy]} s, wall {st['wall_s'][policy]} s; "
+                f"parse + simulate cpu {st['simulate_cpu_s'][policy]} s ")
+        line += ratios(policy, st["simulate_cpu_s"][policy]) if same else "(no ratio: measured on philly-gavel-b436b2/jobs.csv, not this trace)"
+        print(line)
 
 
 # -- Alibaba -----------------------------------------------------------------------------------
@@ -239,6 +310,13 @@ def bench_las_scaling(args) -> bool:
 
 # -- main --------------------------------------------------------------------------------------
 
+def _peer_args(sp) -> None:
+    sp.add_argument("--peer-gavel", metavar="GAVEL_CHECKOUT",
+                    help="run Gavel's simulator (fifo, max_min_fairness) on the same Philly trace and print the ratios")
+    sp.add_argument("--peer-gavel-python", default=sys.executable,
+                    help="Python with Gavel's imports (numpy, cvxpy, ecos, psutil); default this one")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="case", required=True)
@@ -247,10 +325,13 @@ def main(argv=None) -> int:
         sp.add_argument("--trace", help="trace CSV (default: a synthetic trace of the same shape)")
         if name == "alibaba":
             sp.add_argument("--nodes", help="node list CSV (default: openb_node_list_gpu_node.csv beside --trace)")
+        else:
+            _peer_args(sp)
     sub.add_parser("las-scaling", help="trace replay CPU per job at 1x and 8x jobs and pool")
     sp = sub.add_parser("scale", help="scheduler_core.simulate on 1,024 GPUs")
     sp.add_argument("--jobs", default="12500,25000,50000", help="comma-separated job counts")
     sp = sub.add_parser("all", help="all three cases")
+    _peer_args(sp)
     sp.add_argument("--philly-trace")
     sp.add_argument("--alibaba-trace")
     sp.add_argument("--nodes")
@@ -276,7 +357,8 @@ def main(argv=None) -> int:
         return 0 if bench_scale(args) else 1
     if args.case == "las-scaling":
         return 0 if bench_las_scaling(args) else 1
-    ok = bench_philly(argparse.Namespace(trace=args.philly_trace, repeat=args.repeat, seed=args.seed))
+    ok = bench_philly(argparse.Namespace(trace=args.philly_trace, repeat=args.repeat, seed=args.seed,
+                                         peer_gavel=args.peer_gavel, peer_gavel_python=args.peer_gavel_python))
     ok &= bench_alibaba(argparse.Namespace(trace=args.alibaba_trace, nodes=args.nodes, repeat=args.repeat, seed=args.seed))
     ok &= bench_las_scaling(argparse.Namespace(repeat=args.repeat, seed=args.seed))
     ok &= bench_scale(argparse.Namespace(jobs=args.jobs, seed=args.seed))
