@@ -4,7 +4,7 @@ from Gavel's own rules (stanford-futuredata/gavel, ``scheduler/scheduler.py`` an
 
 import pytest
 
-from scheduler_core.traces import TraceJob, WholeGpuConfig, replay_trace, replay_whole_gpu
+from scheduler_core.traces import TraceJob, WholeGpuConfig, replay_trace, replay_whole_gpu, result_json
 from scheduler_core.traces.cli import main as trace_cli
 from scheduler_core.traces.gavel_rounds import fifo_allocation, max_min_shares
 
@@ -136,3 +136,13 @@ def test_philly_csv_steps_and_job_type_reach_the_gavel_mode_and_the_cli(tmp_path
     assert "rounds in" in out and "completed 2" in out
     assert trace_cli(["replay", "--trace", str(p), "--format", "philly", "--policy", "fifo", "--round", "60"]) == 2
     assert "--round needs --gavel-compatible" in capsys.readouterr().err
+
+
+def test_gavel_mode_gives_byte_identical_json_for_the_same_trace():
+    from scheduler_core.traces import synthetic_whole_gpu_jobs
+
+    trace = synthetic_whole_gpu_jobs(200, capacity=16, seed=5)
+    for policy in ("fifo", "las"):
+        a, b = (result_json(replay_whole_gpu(trace, servers=2, gpus_per_server=8, policy=policy, mode="gavel"))
+                for _ in range(2))
+        assert a == b and '"mode": "gavel"' in a
