@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Iterable
 
 from scheduler_core import mig as migmod
@@ -61,13 +62,23 @@ class DeviceRequest:
     host_gib: float = 0.0  # host memory per pod, GiB
 
     def quota_usage(self) -> dict[str, float]:
-        """Per-pod quota consumption, keyed by resource name (Kueue/Volcano/KAI accounting)."""
+        """Per-pod quota consumption, keyed by resource name (Kueue's accounting per flavor)."""
         if self.kind == "hami":
             out = {GPU: float(self.count), "nvidia.com/gpumem": float(self.memory_mib)}
         elif self.kind == "fraction":
             out = {GPU: self.fraction}
         else:
             out = {self.resource: float(self.count)}
+        return self._with_host(out)
+
+    @cached_property
+    def share(self) -> dict[str, float]:
+        """Per-pod usage in GPU-denominated queues (Volcano, KAI): GPU units plus host cpu/memory.
+
+        Computed once per request (pods share it: never mutate the returned vector)."""
+        return self._with_host({GPU: self.gpu_units()})
+
+    def _with_host(self, out: dict[str, float]) -> dict[str, float]:
         if self.cpu:
             out["cpu"] = self.cpu
         if self.host_gib:

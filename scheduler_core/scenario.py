@@ -187,14 +187,29 @@ VolcanoPlugin = Literal["priority", "gang", "conformance", "overcommit", "drf", 
                         "capacity", "nodeorder", "binpack", "network-topology-aware"]
 
 
+QueueResource = Literal["nvidia.com/gpu", "cpu", "memory"]
+# A Volcano queue's ResourceList: GPUs, CPU cores, host memory in GiB.  A bare number means GPUs.
+QueueResources = dict[QueueResource, Annotated[float, Field(ge=0)]]
+
+
+def _resource_list(v: Any) -> Any:
+    return {"nvidia.com/gpu": v} if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+
 class VolcanoQueue(_Model):
     name: str
     weight: int = Field(1, ge=1, le=65535)
-    capability: int | None = Field(None, ge=0, description="hard cap, in GPUs")
-    guarantee: int = Field(0, ge=0, description="reserved GPUs")
-    deserved: int | None = Field(None, ge=0, description="capacity plugin's deserved GPUs")
+    capability: QueueResources | None = Field(
+        None, description="hard cap per resource: nvidia.com/gpu, cpu (cores), memory (GiB); a number means GPUs")
+    guarantee: QueueResources = Field(default_factory=dict, description="reserved resources (a number: GPUs)")
+    deserved: QueueResources | None = Field(None, description="capacity plugin's deserved resources (a number: GPUs)")
     reclaimable: bool = True
     priority: int = 0
+
+    @field_validator("capability", "guarantee", "deserved", mode="before")
+    @classmethod
+    def _gpus(cls, v: Any) -> Any:
+        return _resource_list(v)
 
 
 class VolcanoConfig(_Model):
@@ -275,12 +290,23 @@ class KueueConfig(_Model):
     fair_sharing: bool = Field(False, description="order admission by dominant resource share (§4.4)")
 
 
+class KaiResourceQuota(_Model):
+    """One resource of a KAI queue (spec.resources.cpu / .memory); the defaults never bind."""
+
+    quota: float = Field(-1, description="-1 unlimited (the queue deserves all it asks), 0 no guarantee")
+    over_quota_weight: float = Field(1.0, ge=0)
+    limit: float = Field(-1, description="-1 no limit")
+
+
 class KaiQueue(_Model):
     name: str
     parent: str | None = None
     quota: float = Field(0, description="GPUs; -1 unlimited, 0 no guarantee (§6.5)")
     over_quota_weight: float = Field(1.0, ge=0)
     limit: float = Field(-1, description="GPUs; -1 no limit (§6.5)")
+    cpu: KaiResourceQuota = Field(default_factory=KaiResourceQuota, description="CPU cores (spec.resources.cpu)")
+    memory: KaiResourceQuota = Field(default_factory=KaiResourceQuota,
+                                     description="host memory in GiB (spec.resources.memory)")
     priority: int = 0
 
 

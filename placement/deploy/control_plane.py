@@ -157,17 +157,29 @@ def _kueue_manager_config(scenario: Scenario) -> ExportFile:
                                 "data": {"controller_manager_config.yaml": to_yaml(config)}}])
 
 
+def _volcano_resources(resources: dict[str, float]) -> dict:
+    """A scenario's queue resources as a Volcano ResourceList (memory from GiB to a Gi quantity)."""
+    def memory(gib: float) -> str:
+        return f"{int(gib)}Gi" if float(gib).is_integer() else f"{round(gib * 1024)}Mi"
+    return {name: (memory(amount) if name == "memory" else to_quantity(amount)) for name, amount in resources.items()}
+
+
+def _kai_resource(quota, per_unit: float = 1.0) -> dict:
+    scale = lambda v: v if v < 0 else round(v * per_unit, 3)  # noqa: E731 - -1 stays "unlimited"
+    return {"quota": scale(quota.quota), "limit": scale(quota.limit), "overQuotaWeight": quota.over_quota_weight}
+
+
 def volcano_files(scenario: Scenario) -> list[ExportFile]:
     volcano = scenario.stack.control_plane.volcano
     queues = []
     for q in volcano.queues:
         spec: dict = {"weight": q.weight, "reclaimable": q.reclaimable}
         if q.capability is not None:
-            spec["capability"] = {"nvidia.com/gpu": q.capability}
+            spec["capability"] = _volcano_resources(q.capability)
         if q.guarantee:
-            spec["guarantee"] = {"resource": {"nvidia.com/gpu": q.guarantee}}
+            spec["guarantee"] = {"resource": _volcano_resources(q.guarantee)}
         if q.deserved is not None:
-            spec["deserved"] = {"nvidia.com/gpu": q.deserved}
+            spec["deserved"] = _volcano_resources(q.deserved)
         if q.priority:
             spec["priority"] = q.priority
         queues.append({"apiVersion": VOLCANO, "kind": "Queue", "metadata": _meta(q.name), "spec": spec})
@@ -189,9 +201,10 @@ def kai_files(scenario: Scenario) -> list[ExportFile]:
     kai = scenario.stack.control_plane.kai
     queues = []
     for q in kai.queues:
+        # KAI counts CPU in millicores and memory in MB (10^6 bytes); the scenario in cores and GiB.
         spec: dict = {"resources": {"gpu": {"quota": q.quota, "overQuotaWeight": q.over_quota_weight, "limit": q.limit},
-                                    "cpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1},
-                                    "memory": {"quota": -1, "limit": -1, "overQuotaWeight": 1}}}
+                                    "cpu": _kai_resource(q.cpu, 1000.0),
+                                    "memory": _kai_resource(q.memory, 2**30 / 1e6)}}
         if q.parent:
             spec = {"parentQueue": q.parent, **spec}
         if q.priority:

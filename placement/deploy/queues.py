@@ -99,13 +99,30 @@ def kueue_local_queue(obj: dict) -> tuple[str, str, str]:
     return _dig(obj, "metadata", "namespace", default="default"), name, cq
 
 
-def _gpu_amount(resources, field: str) -> int | None:
+def _queue_resources(resources, field: str):
+    """A Volcano ResourceList -> the scenario's queue resources (GPUs alone as a number; memory in GiB)."""
     if not resources:
         return None
     if not isinstance(resources, dict):
         raise ObjectInvalid(field, "expected a resource map")
-    value = resources.get("nvidia.com/gpu")
-    return None if value is None else round(_quantity(value, f"{field}.nvidia.com/gpu"))
+    out: dict = {}
+    for name, scale in (("nvidia.com/gpu", 1.0), ("cpu", 1.0), ("memory", 1 / 2**30)):
+        if resources.get(name) is not None:
+            out[name] = _quantity(resources[name], f"{field}.{name}") * scale
+    if set(out) == {"nvidia.com/gpu"}:
+        gpus = out["nvidia.com/gpu"]
+        return int(gpus) if gpus.is_integer() else gpus
+    return out or None
+
+
+def _kai_resource(resources: dict, name: str, per_unit: float) -> dict | None:
+    """spec.resources.cpu / .memory of a KAI Queue in the scenario's units (cores, GiB); None when absent."""
+    entry = _dig(resources, name)
+    if not entry:
+        return None
+    scale = lambda v: v if v < 0 else round(v / per_unit, 6)  # noqa: E731 - -1 stays "unlimited"
+    return {"quota": scale(float(entry.get("quota", -1))), "limit": scale(float(entry.get("limit", -1))),
+            "over_quota_weight": float(entry.get("overQuotaWeight", 1))}
 
 
 def volcano_queue(obj: dict) -> dict:
@@ -115,13 +132,13 @@ def volcano_queue(obj: dict) -> dict:
     if not isinstance(weight, int) or isinstance(weight, bool) or not 1 <= weight <= 65535:
         raise ObjectInvalid("spec.weight", "a whole number between 1 and 65535")
     out: dict = {"name": name, "weight": weight, "reclaimable": bool(spec.get("reclaimable", True))}
-    capability = _gpu_amount(spec.get("capability"), "spec.capability")
+    capability = _queue_resources(spec.get("capability"), "spec.capability")
     if capability is not None:
         out["capability"] = capability
-    guarantee = _gpu_amount(_dig(spec, "guarantee", "resource"), "spec.guarantee.resource")
+    guarantee = _queue_resources(_dig(spec, "guarantee", "resource"), "spec.guarantee.resource")
     if guarantee:
         out["guarantee"] = guarantee
-    deserved = _gpu_amount(spec.get("deserved"), "spec.deserved")
+    deserved = _queue_resources(spec.get("deserved"), "spec.deserved")
     if deserved is not None:
         out["deserved"] = deserved
     if spec.get("priority"):
@@ -135,6 +152,10 @@ def kai_queue(obj: dict) -> dict:
     gpu = _dig(spec, "resources", "gpu", default={}) or {}
     out: dict = {"name": name, "quota": float(gpu.get("quota", 0)), "over_quota_weight": float(gpu.get("overQuotaWeight", 1)),
                  "limit": float(gpu.get("limit", -1))}
+    for name, per_unit in (("cpu", 1000.0), ("memory", 2**30 / 1e6)):
+        host = _kai_resource(spec.get("resources") or {}, name, per_unit)
+        if host is not None:
+            out[name] = host
     if spec.get("parentQueue"):
         out["parent"] = spec["parentQueue"]
     if spec.get("priority"):

@@ -1,39 +1,53 @@
 """KAI Scheduler: hierarchical queues with quota / over-quota weight / limit, gang, reclaim, fractions.
 
-Modelled from domain-facts.md §6.5:
+Modelled from domain-facts.md §6.5 and NVIDIA/KAI-Scheduler ``pkg/scheduler/plugins/proportion``.
+Every queue quantity is kept per resource - GPUs, CPU cores, host memory (GiB) - as KAI's Queue
+``spec.resources.{gpu,cpu,memory}`` does; a resource's quota -1 means unlimited and its limit -1 none.
 
-* **Fair share**, top-down through the queue tree: each child first gets
-  ``min(quota, demand)`` (quota -1 = its whole demand); what remains of the
-  parent's share is split by over-quota **priority** (higher first) and, within
-  a priority, by ``over_quota_weight``, never above ``limit`` or the demand.
-* **Allocation**: leaf queues in order of priority then saturation
-  (allocated / fair share); jobs by priority then creation; gangs
-  all-or-nothing; placement bin-packs (KAI's default).  A queue may run above
-  its fair share while GPUs are idle (over-quota), up to its limit.
-* **Reclaim**: a leaf queue below its fair share whose job does not fit
-  evicts whole jobs from queues above their fair share - preemptible jobs
-  only (priority < 100, KAI's convention for preemptible workloads [U]), the
-  most saturated queue first, newest first, and never pushing a victim queue
-  below its own fair share; jobs younger than ``min_guaranteed_runtime`` are
-  spared.
-* **GPU fractions** (``gpu_sharing``): ``gpu-fraction`` requests share a GPU
-  by scheduler accounting only - KAI "does not enforce memory allocation
-  limit or performs memory isolation" - so the data plane treats the tenants
-  like time-slicing (see interference and OOM models).
+* **Fair share**, per resource and top-down through the queue tree (``resource_division``): each child
+  first gets ``min(quota, demand)`` (quota -1 = its whole demand); what remains of the parent's share
+  is split by over-quota **priority** (higher first) and, within a priority, by ``over_quota_weight``,
+  never above ``limit`` or the demand.
+* **Allocation**: leaf queues in order of priority then saturation (the largest allocated / fair share
+  over the resources); jobs by priority then creation; gangs all-or-nothing; placement bin-packs
+  (KAI's default).  A queue may run above its fair share while resources are idle (over-quota), up to
+  its ``limit`` in every resource (it and its ancestors: ``OverLimit``).  A non-preemptible job
+  (priority >= 100, KAI's convention [U]) must also fit the queue's quota with the other
+  non-preemptible pods (``NonPreemptibleOverQuota``).
+* **Reclaim**: a leaf queue whose job would keep it within its fair share in every resource (and, for
+  a non-preemptible job, within quota) and does not fit evicts whole jobs from queues above their fair
+  share - preemptible jobs only, the most saturated queue first, newest first, and never pushing a
+  victim queue below its own fair share in every resource the victim frees; jobs younger than
+  ``min_guaranteed_runtime`` are spared.
+* **GPU fractions** (``gpu_sharing``): ``gpu-fraction`` requests share a GPU by scheduler accounting
+  only - KAI "does not enforce memory allocation limit or performs memory isolation" - so the data
+  plane treats the tenants like time-slicing (see interference and OOM models).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scheduler_core.cluster import GPU
 from scheduler_core.metrics import water_fill
 from scheduler_core.policies.base import QueuedPolicy
+from scheduler_core.resources import CPU, DIMENSIONS, EPS, INF, MEMORY, add_into, any_above, dominant_share, scaled
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
 
-INF = float("inf")
 PREEMPTIBLE_BELOW = 100
+# KAI checks resources in this order (resource_share.AllResources).
+KAI_ORDER = (CPU, MEMORY, GPU)
+# KAI's message wording per resource (pkg/scheduler/api/unschedule_info.go): what a limit is of, the
+# unit, how a request is phrased, and the factor from the scenario's unit (GPUs, cores, GiB) to KAI's.
+WORDS = {GPU: ("GPUs", "GPUs", "{} GPUs", 1.0), CPU: ("CPU cores", "cores", "{} CPU cores", 1.0),
+         MEMORY: ("memory", "GB", "{} GB memory", 2**30 / 1e9)}
+
+
+def _kai_number(x: float) -> str:
+    """KAI's HumanizeResource: at most three decimals, no trailing zeros."""
+    return f"{round(x, 3):.3f}".rstrip("0").rstrip(".")
 
 
 class KaiScheduler(QueuedPolicy):
@@ -47,85 +61,142 @@ class KaiScheduler(QueuedPolicy):
         for q in self.cfg.queues:
             self.children.setdefault(q.parent, []).append(q.name)
         self.leaves = [q.name for q in self.cfg.queues if q.name not in self.children]
-        self.fair: dict[str, float] = {q: 0.0 for q in self.qspec}
+        self.fair: dict[str, dict[str, float]] = {q: {} for q in self.qspec}
+        self._non_preemptible: dict[str, dict[str, float]] | None = None
+
+    def _param(self, name: str, r: str) -> tuple[float, float, float]:
+        """(quota, over_quota_weight, limit) of queue ``name`` for resource ``r``."""
+        q = self.qspec[name]
+        if r == GPU:
+            return q.quota, q.over_quota_weight, q.limit
+        host = q.cpu if r == CPU else q.memory
+        return host.quota, host.over_quota_weight, host.limit
 
     # -- fair share ---------------------------------------------------------------
-    def _leaf_demand(self) -> dict[str, float]:
-        sim = self.sim
-        return {q: sim.queue_units.get(q, 0.0) + sim.queue_pending_units.get(q, 0.0) for q in self.leaves}
-
     def compute_fair_share(self) -> None:
-        leaf = self._leaf_demand()
-        demand: dict[str, float] = {}
+        sim = self.sim
+        leaf = {q: add_into(dict(sim.queue_usage.get(q, {})), sim.queue_pending.get(q, {})) for q in self.leaves}
+        self.fair = {q: {} for q in self.qspec}
+        for r in DIMENSIONS:
+            demand: dict[str, float] = {}
 
-        def dem(name: str) -> float:
-            if name in leaf:
-                demand[name] = leaf[name]
-            else:
-                demand[name] = sum(dem(c) for c in self.children.get(name, []))
-            return demand[name]
+            def dem(name: str) -> float:
+                if name in leaf:
+                    demand[name] = leaf[name].get(r, 0.0)
+                else:
+                    demand[name] = sum(dem(c) for c in self.children.get(name, []))
+                return demand[name]
 
-        for r in self.children.get(None, []):
-            dem(r)
+            for root in self.children.get(None, []):
+                dem(root)
+            self._split(r, demand, self.children.get(None, []), sim.capacity_total.get(r, INF))
 
-        def split(names: list[str], capacity: float) -> None:
-            caps = {}
-            for n in names:
-                q = self.qspec[n]
-                cap = demand[n]
-                if q.limit >= 0:
-                    cap = min(cap, q.limit)
-                caps[n] = cap
-            base = {}
-            for n in names:
-                q = self.qspec[n]
-                quota = caps[n] if q.quota < 0 else min(q.quota, caps[n])
-                base[n] = quota
-            total_base = sum(base.values())
-            if total_base > capacity:  # over-subscribed quotas: scale down proportionally
-                f = capacity / total_base if total_base > 0 else 0.0
-                base = {n: v * f for n, v in base.items()}
-            left = max(0.0, capacity - sum(base.values()))
-            share = dict(base)
-            for prio in sorted({self.qspec[n].priority for n in names}, reverse=True):
-                group = [n for n in names if self.qspec[n].priority == prio]
-                room = {n: max(0.0, caps[n] - share[n]) for n in group}
-                weights = {n: max(self.qspec[n].over_quota_weight, 1e-9) for n in group}
-                extra = water_fill(left, room, weights)
-                for n in group:
-                    share[n] += extra[n]
-                left -= sum(extra.values())
-                if left <= 1e-12:
-                    break
-            for n in names:
-                self.fair[n] = share[n]
-                if n in self.children:
-                    split(self.children[n], share[n])
-
-        split(self.children.get(None, []), float(self.sim.capacity_gpus))
+    def _split(self, r: str, demand: dict[str, float], names: list[str], capacity: float) -> None:
+        caps, base = {}, {}
+        for n in names:
+            quota, _, limit = self._param(n, r)
+            caps[n] = demand[n] if limit < 0 else min(demand[n], limit)
+            base[n] = caps[n] if quota < 0 else min(quota, caps[n])
+        total_base = sum(base.values())
+        if total_base > capacity:  # over-subscribed quotas: scale down proportionally
+            f = capacity / total_base
+            base = {n: v * f for n, v in base.items()}
+        left = max(0.0, capacity - sum(base.values()))
+        share = dict(base)
+        for prio in sorted({self.qspec[n].priority for n in names}, reverse=True):
+            group = [n for n in names if self.qspec[n].priority == prio]
+            room = {n: max(0.0, caps[n] - share[n]) for n in group}
+            weights = {n: max(self._param(n, r)[1], 1e-9) for n in group}
+            extra = water_fill(left, room, weights)
+            for n in group:
+                share[n] += extra[n]
+            left -= sum(extra.values())
+            if left <= 1e-12:
+                break
+        for n in names:
+            self.fair[n][r] = share[n]
+            if n in self.children:
+                self._split(r, demand, self.children[n], share[n])
 
     def _saturation(self, q: str) -> float:
-        f = self.fair.get(q, 0.0)
-        a = self.sim.queue_units.get(q, 0.0)
-        return a / f if f > 0 else (INF if a > 0 else 0.0)
+        return dominant_share(self._subtree_alloc(q), self.fair.get(q, {}))
 
-    def _within_limit(self, q: str, extra: float) -> bool:
-        # A queue and each of its ancestors must stay within their limits.
+    def _subtree_alloc(self, name: str) -> dict[str, float]:
+        if name not in self.children:
+            return self.sim.queue_usage.get(name, {})
+        out: dict[str, float] = {}
+        for c in self.children[name]:
+            add_into(out, self._subtree_alloc(c))
+        return out
+
+    def _over_limit(self, q: str, need: dict[str, float]) -> str | None:
+        """KAI's OverLimit message for the first queue (leaf, then ancestors) that ``need`` takes past
+        its limit in some resource, or None."""
         name: str | None = q
         while name is not None:
-            spec = self.qspec[name]
-            if spec.limit >= 0 and self._subtree_alloc(name) + extra > spec.limit + 1e-9:
-                return False
-            name = spec.parent
-        return True
+            used = self._subtree_alloc(name)
+            for r in KAI_ORDER:
+                limit = self._param(name, r)[2]
+                a = need.get(r, 0.0)
+                if limit >= 0 and a > 0 and used.get(r, 0.0) + a > limit + EPS:
+                    what, unit, _, k = WORDS[r]
+                    return (f"{name} quota has reached the allowable limit of {what}. Limit is {_kai_number(limit * k)} "
+                            f"{unit}, currently {_kai_number(used.get(r, 0.0) * k)} {unit} allocated and workload "
+                            f"requested {_kai_number(a * k)} {unit}")
+            name = self.qspec[name].parent
+        return None
 
-    def _subtree_alloc(self, name: str) -> float:
-        if name not in self.children:
-            return self.sim.queue_units.get(name, 0.0)
-        return sum(self._subtree_alloc(c) for c in self.children[name])
+    def _non_preemptible_alloc(self) -> dict[str, dict[str, float]]:
+        """Resources bound by non-preemptible jobs per queue and ancestor (collected once per pass)."""
+        if self._non_preemptible is None:
+            out: dict[str, dict[str, float]] = {}
+            for n in self.sim.nodes:
+                for p in n.pods:
+                    if p.state in ("running", "bound") and p.wl.priority >= PREEMPTIBLE_BELOW:
+                        name: str | None = p.wl.queue
+                        while name is not None:
+                            add_into(out.setdefault(name, {}), p.wl.request.share)
+                            name = self.qspec[name].parent
+            self._non_preemptible = out
+        return self._non_preemptible
+
+    def _over_quota(self, wl: "Workload", need: dict[str, float]) -> str | None:
+        """KAI's NonPreemptibleOverQuota message when a non-preemptible job does not fit its queue's
+        (or an ancestor's) quota beside the other non-preemptible pods, or None."""
+        if wl.priority < PREEMPTIBLE_BELOW:
+            return None
+        alloc = self._non_preemptible_alloc()
+        name: str | None = wl.queue
+        while name is not None:
+            used = alloc.get(name, {})
+            for r in KAI_ORDER:
+                quota = self._param(name, r)[0]
+                a = need.get(r, 0.0)
+                if quota >= 0 and a > 0 and used.get(r, 0.0) + a > quota + EPS:
+                    _, unit, asked, k = WORDS[r]
+                    return (f"Non-preemptible workload is over quota. Workload requested {asked.format(_kai_number(a * k))}, "
+                            f"but {name} quota "
+                            f"is {_kai_number(quota * k)} {unit}, while {_kai_number(used.get(r, 0.0) * k)} {unit} "
+                            f"are already allocated for non-preemptible pods. Use a preemptible workload to go over "
+                            f"quota.")
+            name = self.qspec[name].parent
+        return None
+
+    def _held(self, wl: "Workload") -> str | None:
+        """Why the queue keeps ``wl``'s next gang minimum from allocating (OverLimit first), or None."""
+        need = self._need(wl)
+        return self._over_limit(wl.queue, need) or self._over_quota(wl, need)
+
+    @staticmethod
+    def _need_pods(wl: "Workload") -> int:
+        return max(1, wl.min_member - len(wl.pods))
+
+    def _need(self, wl: "Workload") -> dict[str, float]:
+        return scaled(wl.request.share, self._need_pods(wl))
 
     # -- pass ---------------------------------------------------------------------
     def cycle(self) -> None:
+        self._non_preemptible = None
         self.compute_fair_share()
         self._allocate()
         if self.cfg.reclaim:
@@ -153,15 +224,29 @@ class KaiScheduler(QueuedPolicy):
             qname = min(live, key=lambda q: (-self.qspec[q].priority, self._saturation(q), q))
             scan = scans[qname]
             key, wl = scan.next()
-            need = max(1, wl.min_member - len(wl.pods)) * wl.request.gpu_units()
-            if not self._within_limit(qname, need):
+            if self._held(wl) is not None:
                 scan.fail(key)
                 continue
             strategy, level = self._strategy(wl)
+            before = len(wl.pods)
             if self.place_gang(wl, strategy, level):
+                if wl.priority >= PREEMPTIBLE_BELOW and self._non_preemptible is not None:
+                    name: str | None = wl.queue
+                    while name is not None:
+                        add_into(self._non_preemptible.setdefault(name, {}), wl.request.share, len(wl.pods) - before)
+                        name = self.qspec[name].parent
                 scan.done(key) if wl.pending <= 0 else scan.keep(key)
             else:
                 scan.fail(key)
+
+    def _may_reclaim(self, wl: "Workload") -> bool:
+        """CanReclaimResources: allocated + the job within the fair share in every resource (and, for a
+        non-preemptible job, within quota)."""
+        used, need = self.sim.queue_usage.get(wl.queue, {}), self._need(wl)
+        fair = self.fair.get(wl.queue, {})
+        if any(used.get(r, 0.0) + a > fair.get(r, 0.0) + EPS for r, a in need.items() if a > 0):
+            return False
+        return self._over_quota(wl, need) is None
 
     def _reclaim(self) -> None:
         sim = self.sim
@@ -173,9 +258,8 @@ class KaiScheduler(QueuedPolicy):
         starving.sort(key=lambda w: (self._saturation(w.queue), self._order(w)))
         running = None
         for wl in starving:
-            need_pods = max(1, wl.min_member - len(wl.pods))
-            need = need_pods * wl.request.gpu_units()
-            if sim.queue_units.get(wl.queue, 0.0) + need > self.fair.get(wl.queue, 0.0) + 1e-9:
+            need_pods = self._need_pods(wl)
+            if not self._may_reclaim(wl):
                 continue  # only a queue below its fair share reclaims
             if sim.quick_fit(wl, need_pods):
                 continue
@@ -189,19 +273,20 @@ class KaiScheduler(QueuedPolicy):
                             running.setdefault(p.wl.uid, p.wl)
             victims = [v for v in running.values()
                        if v.queue != wl.queue and v.priority < PREEMPTIBLE_BELOW
-                       and self._saturation(v.queue) > 1.0 + 1e-9
+                       and any_above(sim.queue_usage.get(v.queue, {}), self.fair.get(v.queue, {}))
                        and (v.first_start is None or sim.now - v.first_start >= self.cfg.min_guaranteed_runtime)]
             victims.sort(key=lambda v: (-self._saturation(v.queue), v.priority, -(v.first_start or 0.0), -v.uid))
             chosen: list = []
-            taken: dict[str, float] = {}
+            left: dict[str, dict[str, float]] = {}
             probe = sim.eviction_probe(wl, need_pods)
             for v in victims:
-                units = len(v.pods) * v.request.gpu_units()
-                left = sim.queue_units.get(v.queue, 0.0) - taken.get(v.queue, 0.0) - units
-                if left < self.fair.get(v.queue, 0.0) - 1e-9:
+                freed = scaled(v.request.share, len(v.pods))
+                after = add_into(dict(left.get(v.queue, sim.queue_usage.get(v.queue, {}))), freed, -1.0)
+                fair = self.fair.get(v.queue, {})
+                if not any(a > 0 and after.get(r, 0.0) >= fair.get(r, 0.0) - EPS for r, a in freed.items()):
                     continue  # would push the victim queue below its own fair share
                 chosen.append(v)
-                taken[v.queue] = taken.get(v.queue, 0.0) + units
+                left[v.queue] = after
                 probe.add(v.pods)
                 if probe.fits():
                     break
@@ -210,3 +295,14 @@ class KaiScheduler(QueuedPolicy):
             for v in chosen:
                 sim.evict(v, "KaiReclaim")
             wl.nominated_until = sim.now + sim.params.termination_grace + 1e-6
+
+    # -- explanation ----------------------------------------------------------------
+    def explain(self, wl: "Workload") -> str:
+        """KAI's queue verdict (OverLimit, NonPreemptibleOverQuota) when the queue holds the job back,
+        else why its pods fit no node."""
+        if wl.pending > 0:
+            self._non_preemptible = None
+            held = self._held(wl)
+            if held is not None:
+                return held
+        return super().explain(wl)

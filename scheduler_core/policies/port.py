@@ -34,9 +34,10 @@ class ClusterPort(Protocol):
     params: "ModelParameters"
     nodes: list["Node"]
     capacity_gpus: int
+    capacity_total: dict[str, float]           # allocatable per queue resource (nvidia.com/gpu, cpu, memory GiB)
     full_pass: bool                            # capacity was freed since the last pass
-    queue_units: dict[str, float]              # GPU units bound per queue
-    queue_pending_units: dict[str, float]      # GPU units of pending pods per queue
+    queue_usage: dict[str, dict[str, float]]   # resources (DeviceRequest.share) bound per queue
+    queue_pending: dict[str, dict[str, float]]  # resources of pending pods per queue
     running_priorities: dict[int, int]         # priority -> bound pods
 
     # ---- placement questions

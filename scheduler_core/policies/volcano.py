@@ -1,39 +1,49 @@
-"""Volcano: queues, gang, proportion (deserved shares), drf/priority order, preempt and reclaim.
+"""Volcano: queues, gang, proportion or capacity shares, drf/priority order, preempt and reclaim.
 
-Modelled from domain-facts.md §5:
+Modelled from domain-facts.md §5 and volcano-sh/volcano ``pkg/scheduler`` (plugins ``proportion``,
+``capacity``, ``overcommit``, ``gang``; actions ``enqueue``, ``allocate``, ``preempt``, ``reclaim``).
+Queue quantities are resource vectors (:mod:`scheduler_core.resources`): ``nvidia.com/gpu`` (GPU units:
+a MIG instance or replica counts as one unit of its resource, a KAI-style fraction as its fraction),
+``cpu`` and ``memory`` (GiB).  A queue's capability, guarantee and deserved are ResourceLists: a
+dimension they leave out is unbounded.
 
-* **enqueue** moves a PodGroup to Inqueue when its queue's allocated +
-  inqueue + minResources stays within the queue's realCapability and the
-  cluster-wide total within ``overcommit_factor`` x capacity.
-* **allocate** visits queues in order (queue priority, then the lowest
-  share allocated / deserved), jobs in priority then creation order.  With
-  ``proportion`` a job is allocatable only if the queue's allocated + request
-  <= deserved; ``deserved`` is the weighted water-filling of the cluster
-  capped at each queue's request and realCapability and floored at its
-  guarantee.  With ``gang`` a job's pods bind all-or-nothing (minAvailable).
-  ``binpack`` scores MostAllocated; ``network-topology-aware`` packs gangs
-  that ask for topology (or are communication-sensitive) into the fewest
-  nodes; otherwise nodeorder spreads (LeastRequested).
-* **preempt** (within a queue, by priority) and **reclaim** (across queues,
-  from queues above deserved, only if ``reclaimable``) are off unless listed
-  in ``actions``.  With ``gang``, a job's tasks are victims only while the job
-  holds more than minAvailable pods - so a full gang at minAvailable is never
-  a victim (the gang plugin's Preemptable/Reclaimable functions).
-Quantities are GPUs (a MIG instance or replica counts as one unit of its
-resource, a KAI-style fraction as its fraction).
+* **enqueue** moves a PodGroup to Inqueue when every plugin permits, in plugin order:
+  ``overcommit`` (the job's minimum + everything allocated or inqueue stays within ``overcommit_factor``
+  x the cluster, per dimension the job asks for) and ``proportion``/``capacity`` (minimum + the queue's
+  allocated + inqueue within its realCapability).  realCapability = cluster - all guarantees + the
+  queue's guarantee, capped by its capability, per dimension.
+* **allocate** visits queues in order (queue priority, then the lowest share = the largest allocated /
+  deserved over the dimensions), jobs in priority then creation order.  ``proportion``: deserved is the
+  weighted water-filling of the cluster per dimension, capped at each queue's request and
+  realCapability and floored at its guarantee; a queue whose allocation has reached its deserved share
+  in *every* dimension is overused and skipped; a pod is allocatable while allocated + request <=
+  deserved in each dimension it asks for.  ``capacity``: deserved is configured (capped by
+  realCapability, floored at guarantee); a pod is allocatable while allocated + request <=
+  realCapability - a queue may run above its deserved share while others do not claim it.  With
+  ``gang`` a job's pods bind all-or-nothing (minAvailable); pods past the queue's bound wait.
+  ``binpack`` scores MostAllocated; ``network-topology-aware`` packs gangs that ask for topology (or
+  are communication-sensitive) into the fewest nodes; otherwise nodeorder spreads (LeastRequested).
+* **preempt** (within a queue, lower priority only) runs when the job does not fit the nodes or its
+  queue's bound (deserved / realCapability) - "the cluster has free resources, but the queue is not
+  allocatable" is same-queue preemption's case.  **reclaim** (across queues, only ``reclaimable``
+  ones) runs for a queue that is not overused and whose job would stay within its deserved share
+  (capacity: within realCapability and within deserved in at least one dimension); victims come from
+  queues above their deserved share in some dimension (capacity: a dimension the victim uses), and a
+  victim queue is not pushed below its guarantee.  Both are off unless listed in ``actions``.  With
+  ``gang``, a job's tasks are victims only while the job holds more than minAvailable pods.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scheduler_core.cluster import GPU
 from scheduler_core.metrics import water_fill
 from scheduler_core.policies.base import QueuedPolicy
+from scheduler_core.resources import EPS, INF, add_into, all_reached, any_above, exceeded, pods_within, quantity, scaled
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
-
-INF = float("inf")
 
 
 class VolcanoScheduler(QueuedPolicy):
@@ -45,12 +55,12 @@ class VolcanoScheduler(QueuedPolicy):
         self.queues = {q.name: q for q in self.cfg.queues}
         self.plugins = set(self.cfg.plugins)
         self.actions = list(self.cfg.actions)
+        self.capacity = "capacity" in self.plugins  # configured deserved, allocation up to realCapability
+        self.proportion = "proportion" in self.plugins  # water-filled deserved, allocation up to it
         self.inqueue: set[int] = set()
         self._by_uid: dict[int, "Workload"] = {}
-        self.deserved: dict[str, float] = {q: 0.0 for q in self.queues}
-
-    def remove(self, wl: "Workload") -> None:
-        super().remove(wl)
+        self.real = {n: self._real_capability(q) for n, q in self.queues.items()}
+        self.deserved: dict[str, dict[str, float]] = {q: {} for q in self.queues}
 
     def on_finish(self, wl: "Workload") -> None:
         super().on_finish(wl)
@@ -58,37 +68,74 @@ class VolcanoScheduler(QueuedPolicy):
         self._by_uid.pop(wl.uid, None)
 
     # -- shares -------------------------------------------------------------------
-    def _demand(self) -> dict[str, float]:
-        """allocated + pending requests per queue (proportion's `request`)."""
-        sim = self.sim
-        return {q: sim.queue_units.get(q, 0.0) + sim.queue_pending_units.get(q, 0.0) for q in self.queues}
+    def _used(self, q: str) -> dict[str, float]:
+        return self.sim.queue_usage.get(q, {})
 
-    def _real_capability(self, q) -> float:
-        total = float(self.sim.capacity_gpus)
-        guar = sum(x.guarantee for x in self.queues.values())
-        real = total - guar + q.guarantee
-        if q.capability is not None:
-            real = min(real, q.capability)
+    def _real_capability(self, q) -> dict[str, float]:
+        """cluster - every queue's guarantee + this queue's guarantee, capped by its capability."""
+        total = self.sim.capacity_total
+        real: dict[str, float] = {}
+        for r in set(total) | set(q.capability or {}):
+            x = total.get(r, INF) - sum(o.guarantee.get(r, 0.0) for o in self.queues.values()) + q.guarantee.get(r, 0.0)
+            if q.capability is not None and r in q.capability:
+                x = min(x, q.capability[r])
+            if x < INF:
+                real[r] = x
         return real
 
     def compute_deserved(self) -> None:
-        if "capacity" in self.plugins:
-            # capacity plugin: configured deserved per queue (lendable and reclaimable).
-            self.deserved = {n: float(q.deserved if q.deserved is not None else self._real_capability(q))
-                             for n, q in self.queues.items()}
+        if self.capacity:
+            # capacity plugin: the configured deserved, within realCapability, at least the guarantee.
+            self.deserved = {}
+            for n, q in self.queues.items():
+                d = {r: min(x, self.real[n].get(r, INF)) for r, x in (q.deserved or {}).items()}
+                for r, g in q.guarantee.items():
+                    d[r] = max(d.get(r, 0.0), g)
+                self.deserved[n] = d
             return
-        dem = self._demand()
-        caps = {n: min(dem[n], self._real_capability(q)) for n, q in self.queues.items()}
+        sim = self.sim
+        demand = {n: add_into(dict(self._used(n)), sim.queue_pending.get(n, {})) for n in self.queues}
         weights = {n: float(q.weight) for n, q in self.queues.items()}
-        guar = {n: float(min(q.guarantee, caps[n])) for n, q in self.queues.items()}
-        rest = float(self.sim.capacity_gpus) - sum(guar.values())
-        extra = water_fill(max(0.0, rest), {n: caps[n] - guar[n] for n in caps}, weights)
-        self.deserved = {n: guar[n] + extra[n] for n in caps}
+        self.deserved = {n: {} for n in self.queues}
+        for r in set(sim.capacity_total).union(*demand.values()):
+            caps = {n: min(demand[n].get(r, 0.0), self.real[n].get(r, INF)) for n in self.queues}
+            guar = {n: min(q.guarantee.get(r, 0.0), caps[n]) for n, q in self.queues.items()}
+            total = sim.capacity_total.get(r, INF)
+            if total == INF:
+                share = caps  # nothing to divide: every queue deserves what it asks, within its capability
+            else:
+                extra = water_fill(max(0.0, total - sum(guar.values())), {n: caps[n] - guar[n] for n in caps}, weights)
+                share = {n: guar[n] + extra[n] for n in caps}
+            for n in self.queues:
+                self.deserved[n][r] = share[n]
 
     def _share(self, qname: str) -> float:
-        d = self.deserved.get(qname, 0.0)
-        a = self.sim.queue_units.get(qname, 0.0)
-        return a / d if d > 0 else (INF if a > 0 else 0.0)
+        """Volcano's queue share: the largest allocated / deserved over the deserved dimensions."""
+        d = self.deserved.get(qname, {})
+        if self.capacity and not any(x > EPS for x in d.values()):
+            return 1.0  # capacity: a queue without deserved is best-effort, after every queue below its share
+        used = self._used(qname)
+        return max((used.get(r, 0.0) / x for r, x in d.items() if x > EPS), default=0.0)
+
+    def _bound(self, qname: str) -> dict[str, float] | None:
+        """What a queue's allocation must stay within (None: no queue plugin, no bound)."""
+        if self.capacity:
+            return self.real[qname]
+        if self.proportion:
+            return self.deserved.get(qname, {})
+        return None
+
+    def _overused(self, qname: str) -> bool:
+        """proportion's OverusedFn: deserved <= allocated in every dimension (capacity has none)."""
+        return self.proportion and all_reached(self._used(qname), self.deserved.get(qname, {}))
+
+    @staticmethod
+    def _floor_pods(wl: "Workload") -> int:
+        return max(1, wl.min_member - len(wl.pods))
+
+    def _floor(self, wl: "Workload") -> dict[str, float]:
+        """The resources of the pods the gang still needs to reach minAvailable (at least one)."""
+        return scaled(wl.request.share, self._floor_pods(wl))
 
     # -- actions ------------------------------------------------------------------
     def cycle(self) -> None:
@@ -101,29 +148,43 @@ class VolcanoScheduler(QueuedPolicy):
         if "reclaim" in self.actions:
             self._reclaim()
 
-    def _enqueue(self) -> None:
-        sim = self.sim
-        total = float(sim.capacity_gpus) * (self.cfg.overcommit_factor if "overcommit" in self.plugins else 1.0)
-        inq = {q: 0.0 for q in self.queues}
+    def _inqueue_usage(self) -> dict[str, dict[str, float]]:
+        inq: dict[str, dict[str, float]] = {q: {} for q in self.queues}
         for uid in sorted(self.inqueue):
             wl = self._by_uid.get(uid)
             if wl is not None and wl.pending > 0:
-                inq[wl.queue] += wl.pending * wl.request.gpu_units()
-        used = sum(sim.queue_units.get(q, 0.0) for q in self.queues) + sum(inq.values())
+                add_into(inq[wl.queue], wl.request.share, wl.pending)
+        return inq
+
+    def _enqueue_rejection(self, wl: "Workload", inq: dict[str, dict[str, float]]) -> str | None:
+        """Why JobEnqueueable rejects ``wl`` (the first rejecting plugin's event), or None."""
+        minimum = scaled(wl.request.share, wl.min_member)
+        for plugin in self.cfg.plugins:
+            if plugin == "overcommit":
+                used: dict[str, float] = {}
+                for q in self.queues:
+                    add_into(add_into(used, self._used(q)), inq[q])
+                idle = scaled(self.sim.capacity_total, self.cfg.overcommit_factor)
+                names = exceeded(used, minimum, idle)
+                if names:
+                    return "resource in cluster is overused: " + ", ".join(f"overused {r}" for r in names)
+            elif plugin in ("proportion", "capacity"):
+                names = exceeded(add_into(dict(self._used(wl.queue)), inq[wl.queue]), minimum, self.real[wl.queue])
+                if names:
+                    return "queue resource quota insufficient: " + ", ".join(f"insufficient {r}" for r in names)
+        return None
+
+    def _enqueue(self) -> None:
+        inq = self._inqueue_usage()
         for key in sorted(self.pass_keys(), key=lambda k: (k[0], -k[1], str(k[2:]))):
             for wl in self.queue.iter_bucket(key):
                 if wl.uid in self.inqueue:
                     continue
-                need = wl.min_member * wl.request.gpu_units()
-                q = self.queues[wl.queue]
-                if sim.queue_units.get(wl.queue, 0.0) + inq[wl.queue] + need > self._real_capability(q) + 1e-9:
-                    break  # queue full for this shape: later ones are no smaller
-                if used + need > total + 1e-9:
-                    break
+                if self._enqueue_rejection(wl, inq) is not None:
+                    break  # queue or cluster full for this shape: later ones are no smaller
                 self.inqueue.add(wl.uid)
                 self._by_uid[wl.uid] = wl
-                inq[wl.queue] += need
-                used += need
+                add_into(inq[wl.queue], wl.request.share, wl.min_member)
 
     def _strategy(self, wl: "Workload") -> tuple[str, str | None]:
         if wl.topology_required is not None:
@@ -141,7 +202,6 @@ class VolcanoScheduler(QueuedPolicy):
     def _allocate(self) -> None:
         sim = self.sim
         gang = "gang" in self.plugins
-        proportion = "proportion" in self.plugins or "capacity" in self.plugins
         by_queue: dict[str, list] = {}
         for key in self.pass_keys():
             by_queue.setdefault(key[0], []).append(key)
@@ -157,32 +217,20 @@ class VolcanoScheduler(QueuedPolicy):
             if "enqueue" in self.actions and wl.uid not in self.inqueue:
                 scan.fail(key)
                 continue
-            floor_units = max(1, wl.min_member - len(wl.pods)) * wl.request.gpu_units()
-            alloc = sim.queue_units.get(qname, 0.0)
-            q = self.queues[qname]
-            deserved = self.deserved.get(qname, 0.0)
-            if proportion and alloc >= deserved - 1e-9:
+            if self._overused(qname):
                 blocked.add(qname)  # overused (deserved <= allocated): skipped for the session
                 continue
-            if proportion and alloc + floor_units > deserved + 1e-9:
-                scan.fail(key)  # its tasks would not all be allocatable under deserved
-                continue
-            if q.capability is not None and alloc + floor_units > q.capability + 1e-9:
-                scan.fail(key)
-                continue
+            bound = self._bound(qname)
+            max_pods = None
+            if bound is not None:
+                used = self._used(qname)
+                if exceeded(used, self._floor(wl), bound):
+                    scan.fail(key)  # its tasks would not all be allocatable within the queue's bound
+                    continue
+                # every pod, not only the gang minimum, stays within the bound; pods past it wait
+                room = pods_within({r: b - used.get(r, 0.0) for r, b in bound.items()}, wl.request.share)
+                max_pods = None if room == INF else int(room)
             strategy, level = self._strategy(wl)
-            # proportion/capacity allocatable: every pod, not only the gang minimum, stays within deserved
-            # (and capability); pods past it wait for the next session.
-            room = INF
-            if proportion:
-                room = deserved - alloc
-            if q.capability is not None:
-                room = min(room, q.capability - alloc)
-            units = wl.request.gpu_units()
-            max_pods = None if room == INF or units <= 0 else max(0, int((room + 1e-9) // units))
-            if max_pods == 0:
-                scan.fail(key)
-                continue
             if gang:
                 ok = self.place_gang(wl, strategy, level, max_pods)
             else:
@@ -206,25 +254,36 @@ class VolcanoScheduler(QueuedPolicy):
             return max(0, bound - victim.min_member)
         return bound
 
-    def _evict_for(self, wl: "Workload", candidates: list["Workload"], reason: str, free_units: float = 0.0) -> None:
-        """Evict surplus pods of ``candidates`` (in order) until ``wl`` fits on the freed nodes
-        and at least ``free_units`` GPU units of its queue's capability are freed."""
+    def _evict_for(self, wl: "Workload", candidates: list["Workload"], reason: str,
+                   short: dict[str, float] | None = None, allow=None) -> None:
+        """Evict surplus pods of ``candidates`` (in order) until ``wl`` fits on the freed nodes and
+        the pods freed cover ``short`` (the preemptor queue's shortfall) in every dimension.
+
+        ``allow(victim)`` (reclaim) says whether one more pod of ``victim`` may go, and counts it."""
         sim = self.sim
         if wl.nominated_until > sim.now:
             return  # earlier victims are still terminating
-        need_pods = max(1, wl.min_member - len(wl.pods))
+        need_pods = self._floor_pods(wl)
+        short = {r: x for r, x in (short or {}).items() if x > EPS}
         chosen: list = []
         probe = sim.eviction_probe(wl, need_pods)
+
+        def enough() -> bool:
+            return probe.fits() and all(x <= EPS for x in short.values())
+
         for v in candidates:
             k = self._victim_pods(v)
             # one pod at a time, newest first: evict only as many as the preemptor needs
             for p in (list(v.pods)[-k:][::-1] if k > 0 else ()):
+                if allow is not None and not allow(v):
+                    break
                 chosen.append(p)
                 probe.add([p])
-                free_units -= v.request.gpu_units()
-                if probe.fits() and free_units <= 1e-9:
+                for r in short:
+                    short[r] -= v.request.share.get(r, 0.0)
+                if enough():
                     break
-            if probe.fits() and free_units <= 1e-9:
+            if enough():
                 break
         else:
             return
@@ -238,33 +297,67 @@ class VolcanoScheduler(QueuedPolicy):
             if wl is not None and wl.pending > 0:
                 yield wl
 
+    def _may_reclaim(self, wl: "Workload") -> bool:
+        """reclaim's queue checks: the queue is not overused and the job may grow it (Preemptive)."""
+        q = wl.queue
+        if self._overused(q):
+            return False
+        used, need = self._used(q), self._floor(wl)
+        if self.capacity:
+            d = self.deserved[q]
+            return not exceeded(used, need, self.real[q]) and any(
+                a > 0 and used.get(r, 0.0) + a <= d.get(r, 0.0) + EPS for r, a in need.items())
+        return not exceeded(used, need, self.deserved.get(q, {}))
+
+    def _reclaimable_from(self, reclaimer: "Workload"):
+        """The victim check of proportion / capacity: one more pod of a queue may go while the queue
+        stays above its deserved share in some (capacity: relevant) dimension and at its guarantee."""
+        left = {q: dict(self._used(q)) for q in self.queues}
+
+        def allow(v: "Workload") -> bool:
+            q, per_pod = v.queue, v.request.share
+            d = self.deserved.get(q, {})
+            after = add_into(dict(left[q]), per_pod, -1.0)
+            if self.capacity:
+                if any(after.get(r, 0.0) < g - EPS for r, g in self.queues[q].guarantee.items()):
+                    return False
+                # an immediate victim shares no nonzero deserved dimension; else its queue must be above
+                # deserved in a dimension the victim uses that deserved names (a GPU even at zero)
+                immediate = not any(a > 0 and d.get(r, 0.0) > EPS for r, a in per_pod.items())
+                relevant = [r for r, a in per_pod.items() if a > 0 and r in d and (r == GPU or d[r] > EPS)]
+                ok = immediate or any_above(left[q], d, relevant)
+            else:
+                ok = any_above(left[q], d)
+            if ok:
+                left[q] = after
+            return ok
+
+        return allow
+
     def _reclaim(self) -> None:
         sim = self.sim
         for wl in sorted(self._starving(), key=self._order):
-            need = max(1, wl.min_member - len(wl.pods)) * wl.request.gpu_units()
-            if sim.queue_units.get(wl.queue, 0.0) + need > self.deserved.get(wl.queue, 0.0) + 1e-9:
+            if not self._may_reclaim(wl):
                 continue  # only queues below their deserved share reclaim
-            if sim.quick_fit(wl, max(1, wl.min_member - len(wl.pods))):
+            if sim.quick_fit(wl, self._floor_pods(wl)):
                 continue
-            others = sorted((w for w in self._running() if w.queue != wl.queue
-                             and self.queues[w.queue].reclaimable
-                             and sim.queue_units.get(w.queue, 0.0) > self.deserved.get(w.queue, 0.0) + 1e-9),
+            others = sorted((w for w in self._running() if w.queue != wl.queue and self.queues[w.queue].reclaimable),
                             key=lambda w: (-self._share(w.queue), w.priority, -(w.first_start or 0.0), -w.uid))
-            self._evict_for(wl, others, "VolcanoReclaim")
+            self._evict_for(wl, others, "VolcanoReclaim", allow=self._reclaimable_from(wl))
 
     def _preempt(self) -> None:
         sim = self.sim
         for wl in sorted(self._starving(), key=self._order):
-            need_pods = max(1, wl.min_member - len(wl.pods))
-            cap = self.queues[wl.queue].capability
-            # A queue at its capability cannot allocate even on idle nodes: preempt within it for the room.
-            short = 0.0 if cap is None else (sim.queue_units.get(wl.queue, 0.0)
-                                             + need_pods * wl.request.gpu_units() - cap)
-            if short <= 1e-9 and sim.quick_fit(wl, need_pods):
+            need = self._floor(wl)
+            bound = self._bound(wl.queue)
+            # A queue at its bound cannot allocate even on idle nodes: preempt within it for the room.
+            used = self._used(wl.queue)
+            short = {} if bound is None else {r: used.get(r, 0.0) + a - bound[r] for r, a in need.items() if r in bound}
+            if all(x <= EPS for x in short.values()) and sim.quick_fit(wl, self._floor_pods(wl)):
                 continue
             same = sorted((w for w in self._running() if w.queue == wl.queue and w.priority < wl.priority),
                           key=lambda w: (w.priority, -(w.first_start or 0.0), -w.uid))
-            self._evict_for(wl, same, "VolcanoPreempt", max(0.0, short))
+            self._evict_for(wl, same, "VolcanoPreempt", short)
 
     def _running(self):
         seen: dict[int, "Workload"] = {}
@@ -275,26 +368,40 @@ class VolcanoScheduler(QueuedPolicy):
         return [seen[k] for k in sorted(seen)]
 
     # -- explanation ----------------------------------------------------------------
+    def _queue_verdict(self, wl: "Workload") -> tuple[str, str] | None:
+        """("enqueue", event) when JobEnqueueable rejects ``wl``, ("queue", words) when its queue's bound
+        keeps its gang minimum from allocating, else None."""
+        if "enqueue" in self.actions and wl.uid not in self.inqueue:
+            return "enqueue", self._enqueue_rejection(wl, self._inqueue_usage()) or "queue resource quota insufficient"
+        bound = self._bound(wl.queue)
+        if bound is None:
+            return None
+        used, need = self._used(wl.queue), self._floor(wl)
+        names = exceeded(used, need, bound)
+        if not names:
+            return None
+        what = "realCapability" if self.capacity else "deserved"
+        detail = ", ".join(f"insufficient {r} (allocated {quantity(r, used.get(r, 0.0))} + {quantity(r, need[r])} > "
+                           f"{what} {quantity(r, bound[r])})" for r in names)
+        # allocate's own words for a queue that is not allocatable: "Queue <q> is overused when considering task"
+        state = "has reached its capability" if self.capacity else "is overused"
+        return "queue", f"queue {wl.queue} {state}: {detail}"
+
     def explain(self, wl: "Workload") -> str:
-        """The PodGroup condition Volcano writes (gang FitError), or the enqueue/queue reason."""
+        """The PodGroup condition Volcano writes (gang FitError), after the enqueue event or queue check."""
         sim = self.sim
-        if "gang" not in self.plugins or wl.pending <= 0:
+        if wl.pending <= 0:
             return super().explain(wl)
+        verdict = self._queue_verdict(wl)
+        if "gang" not in self.plugins:
+            return verdict[1] if verdict is not None else super().explain(wl)
         p = wl.pending
         head = (f"{p}/{wl.pods_total} tasks in gang unschedulable: pod group is not ready, {p} Pending, "
                 f"{wl.min_member} minAvailable; Pending: ")
-        if "enqueue" in self.actions and wl.uid not in self.inqueue:
-            return f"queue resource quota insufficient; {head}{p} Undetermined"
-        alloc = sim.queue_units.get(wl.queue, 0.0)
-        deserved = self.deserved.get(wl.queue, 0.0)
-        floor = max(1, wl.min_member - len(wl.pods)) * wl.request.gpu_units()
-        proportion = "proportion" in self.plugins or "capacity" in self.plugins
-        if proportion and alloc + floor > deserved + 1e-9:
-            return (f"{head}{p} Undetermined; queue {wl.queue} is overused: allocated {alloc:g} + "
-                    f"{floor:g} > deserved {deserved:g} GPU")
-        cap = self.queues[wl.queue].capability
-        if cap is not None and alloc + floor > cap + 1e-9:
-            return f"{head}{p} Undetermined; queue {wl.queue} capability {cap:g} GPU reached"
+        if verdict is not None and verdict[0] == "enqueue":
+            return f"{verdict[1]}; {head}{p} Undetermined"
+        if verdict is not None:
+            return f"{head}{p} Undetermined; {verdict[1]}"
         fit = sim.pods_that_fit(wl, p)
         parts = sorted([(fit, "Schedulable"), (p - fit, "Unschedulable")])
         msg = head + ", ".join(f"{n} {what}" for n, what in parts if n)

@@ -21,10 +21,11 @@ from __future__ import annotations
 from typing import Callable
 
 from scheduler_core import metrics as M
-from scheduler_core.cluster import Node
+from scheduler_core.cluster import GPU, Node
 from scheduler_core.engine import Environment, Priority
 from scheduler_core.latency import LatencyGrid
 from scheduler_core.policies import make_admission, make_scheduler
+from scheduler_core.resources import CPU, MEMORY, add_into
 from scheduler_core.scenario import InferenceWorkload, Scenario
 from scheduler_core.simulation.phases.binding import BindingPhase
 from scheduler_core.simulation.phases.disruptions import DisruptionPhase
@@ -67,6 +68,7 @@ class ClusterSimulation(BindingPhase, RunningPhase, TerminationPhase, MemoryPhas
                 self.groups.setdefault(g.name, []).append(node)
         self.group_names = list(self.groups)
         self.capacity_gpus = sum(len(n.gpus) for n in self.nodes)
+        self.capacity_total = self._capacity_total(scenario)
         self.max_node_gpus = max(len(n.gpus) for n in self.nodes)
         self.index = CapacityIndex()
         self._eligible_cache: dict[str | None, list[Node]] = {}
@@ -100,8 +102,9 @@ class ClusterSimulation(BindingPhase, RunningPhase, TerminationPhase, MemoryPhas
         self.tenant_alloc_int = {t: 0.0 for t in self.tenants}
         self.tenant_last = {t: 0.0 for t in self.tenants}
         self.tenant_demand = {t: 0.0 for t in self.tenants}
-        self.queue_units: dict[str, float] = {}  # GPU units bound per scheduler queue (quota accounting)
-        self.queue_pending_units: dict[str, float] = {}  # GPU units of pending pods per queue
+        # Per scheduler queue, the resource vectors (DeviceRequest.share) of its bound and its pending pods.
+        self.queue_usage: dict[str, dict[str, float]] = {}
+        self.queue_pending: dict[str, dict[str, float]] = {}
         self.tenant_fair_int = {t: 0.0 for t in self.tenants}
         self.tenant_recv_int = {t: 0.0 for t in self.tenants}
         self.waiting_workloads = 0
@@ -138,6 +141,18 @@ class ClusterSimulation(BindingPhase, RunningPhase, TerminationPhase, MemoryPhas
         self._next_arrival = 0
         self.full_pass = True  # capacity was freed since the last pass: retry every waiting shape
 
+    @staticmethod
+    def _capacity_total(scenario: Scenario) -> dict[str, float]:
+        """The cluster's allocatable total per queue resource: GPUs always; cpu and memory (GiB) when
+        every node group states them (a group that does not leaves the resource unbounded)."""
+        groups = scenario.pool.node_groups
+        out = {GPU: float(sum(g.count * g.gpus_per_node for g in groups))}
+        if all(g.cpu is not None for g in groups):
+            out[CPU] = float(sum(g.count * g.cpu for g in groups))
+        if all(g.memory_gib is not None for g in groups):
+            out[MEMORY] = float(sum(g.count * g.memory_gib for g in groups))
+        return out
+
     # ================================================================ helpers
     def node_eligible(self, node: Node) -> bool:
         """Can the scheduler place new pods here?  (What it can *see*, not what will work.)"""
@@ -170,11 +185,14 @@ class ClusterSimulation(BindingPhase, RunningPhase, TerminationPhase, MemoryPhas
         return [wl.node_group] if wl.node_group else self.group_names
 
     def quick_fit(self, wl: Workload, pods: int = 1) -> bool:
-        """Cheap necessary condition for placing ``pods`` pods of ``wl`` (exact for count resources)."""
+        """Cheap necessary condition for placing ``pods`` pods of ``wl`` (exact for count resources,
+        counting host CPU and memory node by node when the pods ask for them)."""
         req = wl.request
         if req.kind != "count":
             return True
-        return self.index.pods_fit(req.resource, self.groups_for(wl), req.count, pods) >= pods
+        if self.index.pods_fit(req.resource, self.groups_for(wl), req.count, pods) < pods:
+            return False
+        return not (req.cpu or req.host_gib) or explain.pods_that_fit(self, wl, pods) >= pods
 
     def eviction_probe(self, wl: Workload, pods: int) -> "EvictionProbe":
         """Incremental check of whether evicting some pods makes room for ``pods`` pods of ``wl``."""
@@ -251,7 +269,7 @@ class ClusterSimulation(BindingPhase, RunningPhase, TerminationPhase, MemoryPhas
     def _pending_add(self, n: int, wl: Workload) -> None:
         self._advance()
         self.pending_pods += n
-        self.queue_pending_units[wl.queue] = self.queue_pending_units.get(wl.queue, 0.0) + n * wl.request.gpu_units()
+        add_into(self.queue_pending.setdefault(wl.queue, {}), wl.request.share, n)
 
     def _partial_add(self, x: float) -> None:
         self._advance()

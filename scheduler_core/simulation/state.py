@@ -91,11 +91,24 @@ class EvictionProbe:
         self.count_kind = self.req.kind == "count"
         if self.count_kind:
             self.units = {n.name: n.free.get(self.req.resource, 0) for n in nodes}
-            self.total = sum(u // self.req.count for u in self.units.values())
-            self.best = max((u // self.req.count for u in self.units.values()), default=0)
+            # host CPU / memory left per node, when the pods ask for them and the node models them
+            self.host = {n.name: [n.cpu_free if self.req.cpu else None, n.host_gib_free if self.req.host_gib else None]
+                         for n in nodes}
+            fits = [self._fit(n.name) for n in nodes]
+            self.total = sum(fits)
+            self.best = max(fits, default=0)
         else:
             self.total = sum(n.fit_count(self.req) for n in nodes)
             self.best = self.total
+
+    def _fit(self, name: str) -> int:
+        k = self.units[name] // self.req.count
+        cpu, mem = self.host[name]
+        if cpu is not None:
+            k = min(k, int(cpu / self.req.cpu + EPS))
+        if mem is not None:
+            k = min(k, int(mem / self.req.host_gib + EPS))
+        return k
 
     def add(self, victim_pods) -> None:
         req = self.req
@@ -103,12 +116,18 @@ class EvictionProbe:
             if p.node is None or p.node.name not in self.eligible:
                 continue
             if self.count_kind:
+                name = p.node.name
                 n = sum(1 for c in p.contexts if c.resource == req.resource)
-                if not n:
+                host = self.host[name]
+                if not n and host == [None, None]:
                     continue
-                before = self.units[p.node.name] // req.count
-                self.units[p.node.name] += n
-                after = self.units[p.node.name] // req.count
+                before = self._fit(name)
+                self.units[name] += n
+                if host[0] is not None:
+                    host[0] += p.wl.request.cpu
+                if host[1] is not None:
+                    host[1] += p.wl.request.host_gib
+                after = self._fit(name)
                 self.total += after - before
                 self.best = max(self.best, after)
             else:

@@ -33,3 +33,47 @@ def test_a_changed_quota_in_the_export_changes_the_rebuilt_run():
     changed = parse_scenario(read_export(export, scenario))
     assert changed.stack.control_plane.kueue.cluster_queues[1].flavors[0].quotas["nvidia.com/gpu"].nominal == 2
     assert result_json(changed) != result_json(scenario)
+
+
+def _with_host_resources(scheduler: str):
+    from scheduler_core import parse_scenario
+
+    pool = {"node_groups": [{"name": "cpu-rich", "count": 2, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8,
+                             "cpu": 64, "memory_gib": 512}]}
+    if scheduler == "volcano":
+        queues = [{"name": "a", "capability": {"nvidia.com/gpu": 12, "cpu": 48, "memory": 384.5}},
+                  {"name": "b", "guarantee": {"cpu": 8}, "deserved": {"nvidia.com/gpu": 4, "memory": 64}}]
+        control = {"scheduler": "volcano", "volcano": {"queues": queues, "plugins": ["gang", "capacity"],
+                                                       "actions": ["allocate", "reclaim"]}}
+    else:
+        queues = [{"name": "a", "quota": 8, "cpu": {"quota": 32, "limit": 48}, "memory": {"quota": 256, "limit": 400}},
+                  {"name": "b", "quota": 8, "cpu": {"over_quota_weight": 2}}]
+        control = {"scheduler": "kai", "kai": {"queues": queues}}
+    work = [{"kind": "batch", "name": f"{t}-job", "tenant": t, "count": 6, "gpus_per_worker": 2, "cpu": 12,
+             "host_memory_gib": 96, "duration": "2h", "arrival": {"every": "10m"}} for t in ("a", "b")]
+    return parse_scenario({"name": f"{scheduler}-host", "horizon": "6h", "pool": pool, "stack": {"control_plane": control},
+                           "tenants": [{"name": "a", "queue": "a"}, {"name": "b", "queue": "b"}], "workloads": work})
+
+
+@pytest.mark.parametrize("scheduler", ["volcano", "kai"])
+def test_queue_cpu_and_memory_survive_the_export_and_its_readback(scheduler):
+    scenario = _with_host_resources(scheduler)
+    again = rebuilt(scenario)
+    if scheduler == "volcano":
+        assert [q.model_dump() for q in again.stack.control_plane.volcano.queues] == [
+            q.model_dump() for q in scenario.stack.control_plane.volcano.queues]
+    else:
+        for got, want in zip(again.stack.control_plane.kai.queues, scenario.stack.control_plane.kai.queues):
+            assert (got.cpu, got.quota) == (want.cpu, want.quota)
+            assert got.memory.quota == pytest.approx(want.memory.quota) and got.memory.limit == pytest.approx(want.memory.limit)
+    assert result_json(again) == result_json(scenario)
+
+
+def test_volcano_queue_memory_is_exported_as_a_kubernetes_quantity():
+    from placement.deploy import export_scenario
+
+    objects = export_scenario(_with_host_resources("volcano")).objects()
+    specs = {o["metadata"]["name"]: o["spec"] for o in objects if o["kind"] == "Queue"}
+    assert specs["a"]["capability"] == {"nvidia.com/gpu": 12, "cpu": 48, "memory": "393728Mi"}
+    assert specs["b"]["guarantee"] == {"resource": {"cpu": 8}}
+    assert specs["b"]["deserved"] == {"nvidia.com/gpu": 4, "memory": "64Gi"}

@@ -72,16 +72,24 @@ def test_volcano_gang_reports_schedulable_and_unschedulable_tasks():
 
 
 def test_volcano_enqueue_rejection_is_queue_resource_quota_insufficient():
-    # 6 allocated + 4 asked > 8 GPUs x overcommit 1.2: the PodGroup never leaves Pending.
+    # 6 allocated + 4 asked > the queue's realCapability of 8 GPUs: proportion's JobEnqueueable rejects
+    # with the event volcano records (FormatResourceNames), and the PodGroup never leaves Pending.
     assert _volcano_gang_behind(6, 4) == (
-        "queue resource quota insufficient; 4/4 tasks in gang unschedulable: pod group is not ready, "
-        "4 Pending, 4 minAvailable; Pending: 4 Undetermined")
+        "queue resource quota insufficient: insufficient nvidia.com/gpu; 4/4 tasks in gang unschedulable: "
+        "pod group is not ready, 4 Pending, 4 minAvailable; Pending: 4 Undetermined")
+
+
+def test_volcano_enqueue_rejection_by_overcommit_comes_first_in_plugin_order():
+    # overcommit runs before proportion in the chart's plugin list: 6 + 4 > 8 x 1.2 is its rejection.
+    plugins = ("priority", "gang", "overcommit", "proportion")
+    assert _volcano_gang_behind(6, 4, plugins=plugins).startswith(
+        "resource in cluster is overused: overused nvidia.com/gpu; 4/4 tasks in gang unschedulable")
 
 
 def test_volcano_names_the_overused_queue():
     assert _volcano_gang_behind(7, 2, actions=("allocate", "backfill")) == (
         "2/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable; "
-        "Pending: 2 Undetermined; queue a is overused: allocated 7 + 2 > deserved 8 GPU")
+        "Pending: 2 Undetermined; queue a is overused: insufficient nvidia.com/gpu (allocated 7 + 2 > deserved 8)")
 
 
 def test_hami_names_the_card_rule_that_failed():

@@ -49,8 +49,10 @@ def test_preempt_stays_inside_the_queue_even_for_a_capped_queue_with_nothing_run
     assert evictions([("low-a", 5, 0), ("low-b", 5, 0)], ("urgent", 100), queues, pending_queue="q2") == []
 
 
-def test_a_job_held_back_by_its_queues_deserved_share_evicts_nothing_while_a_gpu_is_free():
-    # 4 GPUs, two equal queues: q2's demand caps q1 at 2 deserved GPUs, which its low job already holds
+def test_a_job_held_back_by_its_queues_deserved_share_preempts_inside_its_queue_although_a_gpu_is_free():
+    # 4 GPUs, two equal queues: q2's demand caps q1 at 2 deserved GPUs, which its low job already holds.
+    # Upstream preempt.go (preemptorFitsOnNode): "the cluster has free resources, but the queue is not
+    # allocatable" is a case same-queue preemption handles - one low pod goes, urgent fits q1's share.
     def job(name, queue, gpus, prio, at, workers=1):
         return {"kind": "training", "name": name, "tenant": queue, "workers": workers, "gpus_per_worker": gpus,
                 "min_available": 1, "priority": prio, "duration": "10h", "arrival": {"at": at}}
@@ -63,4 +65,5 @@ def test_a_job_held_back_by_its_queues_deserved_share_evicts_nothing_while_a_gpu
         "tenants": [{"name": q["name"], "queue": q["name"]} for q in queues],
         "workloads": [job("low", "q1", 1, 5, 0, workers=2), job("other", "q2", 1, 5, 0), job("big", "q2", 3, 5, 30),
                       job("urgent", "q1", 1, 100, 60)]})
-    assert [e for e in r.events.entries if e.kind == "preempt"] == []
+    assert [(e.workload, e.detail) for e in r.events.entries if e.kind == "preempt"] == [
+        ("low-1", "VolcanoPreempt: for urgent of queue q1")]

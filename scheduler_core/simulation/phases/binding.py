@@ -5,6 +5,7 @@ from __future__ import annotations
 from scheduler_core.cluster import DeviceContext, Node
 from scheduler_core.engine import Priority
 from scheduler_core.interference import topology_factor
+from scheduler_core.resources import add_into
 from scheduler_core.workloads import Pod, Workload
 
 
@@ -177,7 +178,7 @@ class BindingPhase:
         self.alloc_equiv += pod.equiv
         self.running_pods += 1
         self._tenant_alloc_add(wl.tenant, pod.equiv)
-        self.queue_units[wl.queue] = self.queue_units.get(wl.queue, 0.0) + wl.request.gpu_units()
+        add_into(self.queue_usage.setdefault(wl.queue, {}), req.share)
         self.running_priorities[wl.priority] = self.running_priorities.get(wl.priority, 0) + 1
         if wl.kind == "inference":
             pod.state = "running"

@@ -6,6 +6,7 @@ import math
 
 from scheduler_core.cluster import DeviceContext
 from scheduler_core.engine import Priority
+from scheduler_core.resources import add_into
 from scheduler_core.simulation.state import EPS
 from scheduler_core.workloads import Pod, Workload
 
@@ -33,7 +34,7 @@ class TerminationPhase:
         self.running_pods -= 1
         self.full_pass = True
         self._tenant_alloc_add(wl.tenant, -pod.equiv)
-        self.queue_units[wl.queue] -= wl.request.gpu_units()
+        add_into(self.queue_usage[wl.queue], wl.request.share, -1.0)
         self.running_priorities[wl.priority] -= 1
         if not self.running_priorities[wl.priority]:
             del self.running_priorities[wl.priority]

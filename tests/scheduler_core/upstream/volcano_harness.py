@@ -38,3 +38,53 @@ def run_volcano(nodes: list[int], queues: list[dict], running: list[tuple], pend
             wl = e.workload.rsplit("-", 1)[0]
             evicted[wl] = evicted.get(wl, 0) + 1
     return bound, evicted
+
+
+def run_queue_case(nodes: list[dict], queues: list[dict], running: list[dict], pending: list[dict],
+                   actions=("enqueue", "allocate", "backfill"), plugins=("priority", "gang", "proportion"),
+                   scheduler: str = "volcano"):
+    """A case with several resources.  nodes: {name, gpus, cpu?, memory?} (each its own node group, so a
+    job's ``on`` is upstream's nodeName or nodeSelector); jobs: {name, queue, pods=1, gpus=1, cpu=0,
+    memory=0 (GiB), min=1, priority=0, on=None, preemptable=True}, running ones at t=0, pending at t=60.
+
+    Returns the result, the nodes each job's pods were bound to at t=60 and the pods evicted per job."""
+    groups = []
+    for n in nodes:
+        g = {"name": n["name"], "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": n["gpus"]}
+        if n.get("cpu") is not None:
+            g["cpu"] = n["cpu"]
+        if n.get("memory") is not None:
+            g["memory_gib"] = n["memory"]
+        groups.append(g)
+    docs = []
+    for at, items in ((0.0, running), (START, pending)):
+        for j in items:
+            doc = {"kind": "training", "name": j["name"], "tenant": j["queue"], "workers": j.get("pods", 1),
+                   "gpus_per_worker": j.get("gpus", 1), "min_available": j.get("min", 1),
+                   "priority": j.get("priority", 0), "duration": "10h", "arrival": {"at": at},
+                   "preemptable": j.get("preemptable", True)}
+            if j.get("cpu"):
+                doc["cpu"] = j["cpu"]
+            if j.get("memory"):
+                doc["host_memory_gib"] = j["memory"]
+            if j.get("on"):
+                doc["node_group"] = j["on"]
+            docs.append(doc)
+    section = {"queues": queues, "actions": list(actions), "plugins": list(plugins)} if scheduler == "volcano" \
+        else {"queues": queues}
+    stack = {"control_plane": {"scheduler": scheduler, scheduler: section}}
+    r = simulate({"name": "queue-case", "horizon": "2h", "pool": {"node_groups": groups}, "stack": stack,
+                  "tenants": [{"name": q["name"], "queue": q["name"]} for q in queues if q.get("leaf", True)],
+                  "workloads": docs})
+    bound: dict[str, list[str]] = {}
+    evicted: dict[str, int] = {}
+    pods = {j["name"]: j.get("pods", 1) for j in running}
+    names = set(pods)
+    for e in r.events.entries:
+        if e.kind == "bind" and e.t == START:
+            bound.setdefault(e.workload, []).append(e.node.rsplit("-", 1)[0])
+        if e.kind == "preempt" and START <= e.t <= START + 1:
+            # Volcano evicts pods (<job>-<index>), KAI whole jobs (all their pods)
+            job = e.workload if e.workload in names else e.workload.rsplit("-", 1)[0]
+            evicted[job] = evicted.get(job, 0) + (pods[job] if e.workload in names else 1)
+    return r, bound, evicted
