@@ -480,6 +480,19 @@ class Topology(_Model):
     preferred: Literal["node", "rack"] | None = None
 
 
+class TaskRole(_Model):
+    """One task of a Volcano Job (master, worker, ps...): its pods share a spec, and its minAvailable is
+    the PodGroup's ``minTaskMember`` entry for the task."""
+
+    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+    replicas: int = Field(ge=1)
+    min_available: int | None = Field(None, ge=0, description="minTaskMember of the task; default replicas")
+    gpus_per_worker: int = Field(1, ge=1)
+    cpu: float = Field(0.0, ge=0, description="CPU cores each pod of the task requests")
+    host_memory_gib: float = Field(0.0, ge=0, description="host memory each pod of the task requests, GiB")
+    node_group: str | None = Field(None, description="the task's node selector (default: the job's)")
+
+
 class TrainingWorkload(_Model):
     """A gang training job (`training`) or an independent job (`batch`, default 1 worker)."""
 
@@ -507,7 +520,11 @@ class TrainingWorkload(_Model):
     topology_sensitivity: float = Field(
         0.0, ge=0, lt=1, description="communication share of step time on NVSwitch (all-reduce bound part)")
     min_available: int | None = Field(None, ge=0, description="gang minMember; default = workers (0: no gang "
-                                      "minimum, every pod may be preempted)")
+                                      "minimum, every pod may be preempted); with roles, the PodGroup's "
+                                      "minMember (default: the sum of the roles' min_available)")
+    roles: list[TaskRole] = Field(default_factory=list, description="Volcano Job tasks in one PodGroup, each with "
+                                  "its replicas, minTaskMember and per-pod request (replaces workers, "
+                                  "gpus_per_worker, cpu and host_memory_gib)")
     preemptable: bool = Field(True, description="Volcano volcano.sh/preemptable: false keeps the job's pods out "
                               "of preempt and reclaim")
     min_count: int | None = Field(None, ge=1, description="Kueue partial admission (podSet minCount): when all "
@@ -660,6 +677,28 @@ def _pydantic_errors(exc: ValidationError) -> list[tuple[str, str]]:
     return list(seen.items())
 
 
+def _role_errors(i: int, w: "TrainingWorkload", scheduler: str, groups: dict) -> list[tuple[str, str]]:
+    errs = []
+    if scheduler != "volcano":
+        errs.append((f"workloads.{i}.roles", "task roles (one PodGroup with minTaskMember) are modelled for the "
+                                             "volcano scheduler only"))
+    for field in ("workers", "gpus_per_worker", "cpu", "host_memory_gib"):
+        if field in w.model_fields_set:
+            errs.append((f"workloads.{i}.{field}", "set per role when the job has roles"))
+    names = [r.name for r in w.roles]
+    if len(set(names)) != len(names):
+        errs.append((f"workloads.{i}.roles", "role names must be unique"))
+    for j, r in enumerate(w.roles):
+        if r.min_available is not None and r.min_available > r.replicas:
+            errs.append((f"workloads.{i}.roles.{j}.min_available", f"{r.min_available} > replicas {r.replicas}"))
+        if r.node_group is not None and r.node_group not in groups:
+            errs.append((f"workloads.{i}.roles.{j}.node_group", f"unknown node group {r.node_group!r}"))
+    total = sum(r.replicas for r in w.roles)
+    if w.min_available is not None and w.min_available > total:
+        errs.append((f"workloads.{i}.min_available", f"{w.min_available} > the roles' {total} replicas"))
+    return errs
+
+
 def check_references(sc: Scenario) -> list[tuple[str, str]]:
     """Cross-field checks pydantic cannot express locally.  Returns (path, message) pairs."""
     errs: list[tuple[str, str]] = []
@@ -743,7 +782,9 @@ def check_references(sc: Scenario) -> list[tuple[str, str]]:
             if not any(w.unit.mig_profile in migmod.PROFILES[f] for f in fams):
                 errs.append((f"workloads.{i}.unit.mig_profile",
                              f"{w.unit.mig_profile!r} is not a MIG profile of {', '.join(sorted(fams))}"))
-        if isinstance(w, TrainingWorkload):
+        if isinstance(w, TrainingWorkload) and w.roles:
+            errs += _role_errors(i, w, cp.scheduler, groups)
+        elif isinstance(w, TrainingWorkload):
             wk = w.workers if isinstance(w.workers, int) else max(w.workers.values)
             if w.min_available is not None and w.min_available > wk:
                 errs.append((f"workloads.{i}.min_available", f"{w.min_available} > workers {wk}"))

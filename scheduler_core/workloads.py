@@ -81,6 +81,52 @@ class Pod:
         return self.kv_growth if kv < self.kv_max else 0.0
 
 
+class PodGroup:
+    """A Volcano Job with several task roles: one gang over role workloads that share its lifecycle.
+
+    Each role is a :class:`Workload` (pods ``<job>-<role>-<i>``, its own request); ``min_member`` is the
+    PodGroup's minMember and each role's ``min_member`` its minTaskMember.  Volcano enforces the per-role
+    minima only when minMember covers their sum (``JobInfo.CheckTaskReady``)."""
+
+    def __init__(self, name: str, min_member: int) -> None:
+        self.name = name
+        self.min_member = min_member
+        self.members: list[Workload] = []
+
+    @property
+    def leader(self) -> "Workload":
+        return self.members[0]
+
+    @property
+    def task_minimums(self) -> bool:
+        """Whether the roles' own minima apply (minMember >= their sum)."""
+        return self.min_member >= sum(m.min_member for m in self.members)
+
+    @property
+    def pending(self) -> int:
+        return sum(m.pending for m in self.members)
+
+    @property
+    def bound(self) -> int:
+        return sum(len(m.pods) for m in self.members)
+
+    @property
+    def pods_total(self) -> int:
+        return sum(m.pods_total for m in self.members)
+
+    def floor(self) -> list[tuple["Workload", int]]:
+        """Pods each role still needs before the gang may run: the roles' own minima (when they apply),
+        then what minMember asks beyond them, from the first role on."""
+        per = {m.uid: max(0, m.min_member - len(m.pods)) if self.task_minimums else 0 for m in self.members}
+        extra = max(0, self.min_member - self.bound - sum(per.values()))
+        for m in self.members:
+            room = m.pending - per[m.uid]
+            take = min(extra, max(0, room))
+            per[m.uid] += take
+            extra -= take
+        return [(m, min(per[m.uid], m.pending)) for m in self.members]
+
+
 class Workload:
     """A job (gang of workers, or a single batch pod) or an inference service."""
 
@@ -143,6 +189,7 @@ class Workload:
         # quota bookkeeping for admission controllers
         self.admission_info: dict = {}
         self.seq = uid
+        self.group: PodGroup | None = None  # a Volcano Job with several task roles: this workload is one role
 
     @property
     def gpus(self) -> float:
@@ -248,6 +295,27 @@ def _device_request(spec, gpus_per_pod: int, declared_mib: float, dp: DataPlane,
     return DeviceRequest("count", res, gpus_per_pod)
 
 
+def _role_workloads(sc: Scenario, spec: TrainingWorkload, name: str, uid: int, t: float, dur: float, queue: str,
+                    groups: dict, layouts: dict, ckpt: float) -> list[Workload]:
+    """One workload per task role of a Volcano Job, joined in a :class:`PodGroup`."""
+    mins = [r.min_available if r.min_available is not None else r.replicas for r in spec.roles]
+    group = PodGroup(name, spec.min_available if spec.min_available is not None else sum(mins))
+    declared = (spec.memory_request_gib or spec.memory_gib) * MIB_PER_GIB
+    for role, minimum in zip(spec.roles, mins):
+        node_group = role.node_group or spec.node_group
+        target = [groups[node_group]] if node_group else list(groups.values())
+        dp = sc.stack.data_plane_for(node_group) if node_group else sc.stack.data_plane
+        present = {p.profile.name for g in target for lay in layouts[g.name].values() if lay for p in lay.placements}
+        req = dataclasses.replace(translate_request(spec, role.gpus_per_worker, declared, dp, target, present),
+                                  cpu=role.cpu, host_gib=role.host_memory_gib)
+        wl = Workload(uid, f"{name}-{role.name}", spec, spec.kind, t, role.replicas, minimum, req, dur, spec.tenant,
+                      queue, node_group, ckpt)
+        wl.group = group
+        group.members.append(wl)
+        uid += 1
+    return group.members
+
+
 def expand_workloads(sc: Scenario) -> list[Workload]:
     """All concrete workloads of the scenario, sorted by submission time then declaration order."""
     tenants = {t.name: t for t in sc.tenant_list()}
@@ -273,6 +341,14 @@ def expand_workloads(sc: Scenario) -> list[Workload]:
         assert isinstance(spec, TrainingWorkload)
         times = arrival_times(spec.arrival, spec.count, rng)
         ckpt = spec.checkpoint_interval if spec.checkpoint_interval is not None else sc.parameters.checkpoint_interval
+        if spec.roles:
+            for k, t in enumerate(times):
+                dur = max(1.0, _draw_duration(spec.duration, rng))
+                name = spec.name if spec.count == 1 else f"{spec.name}-{k}"
+                members = _role_workloads(sc, spec, name, uid, t, dur, queue, groups, layouts, ckpt)
+                uid += len(members)
+                out.extend(members)
+            continue
         for k, t in enumerate(times):
             workers = _draw_int(spec.workers, rng)
             gpw = _draw_int(spec.gpus_per_worker, rng)

@@ -62,10 +62,58 @@ class VolcanoScheduler(QueuedPolicy):
         self.real = {n: self._real_capability(q) for n, q in self.queues.items()}
         self.deserved: dict[str, dict[str, float]] = {q: {} for q in self.queues}
 
+    # -- PodGroups with task roles: the group's first role stands for it in the queue ----------------
+    def key(self, wl: "Workload"):
+        if wl.group is not None:  # a group's fit depends on all its roles: a bucket of its own
+            return (wl.queue, wl.priority, ("podgroup", wl.group.leader.uid), 0, 0)
+        return super().key(wl)
+
+    def enqueue(self, wl: "Workload") -> None:
+        if wl.group is None:
+            return super().enqueue(wl)
+        if wl.group.pending > 0:
+            leader = wl.group.leader
+            key = self.key(leader)
+            self.queue.push(leader, key, self.sim.now)
+            self.new_keys.add(key)
+
+    def remove(self, wl: "Workload") -> None:
+        if wl.group is None:
+            return super().remove(wl)
+        if wl.group.pending <= 0:
+            self.queue.remove(wl.group.leader)
+
     def on_finish(self, wl: "Workload") -> None:
+        if wl.group is not None:
+            if any(m.state not in ("done", "failed", "stopped") for m in wl.group.members):
+                return
+            wl = wl.group.leader
         super().on_finish(wl)
         self.inqueue.discard(wl.uid)
         self._by_uid.pop(wl.uid, None)
+
+    @staticmethod
+    def _pending(wl: "Workload") -> int:
+        return wl.group.pending if wl.group is not None else wl.pending
+
+    @staticmethod
+    def _parts(wl: "Workload") -> list[tuple["Workload", int]]:
+        """The pods the job needs next, per workload: up to minAvailable (a group: each role's
+        minTaskMember and the PodGroup's minMember), else one more pod (elastic)."""
+        if wl.group is None:
+            return [(wl, max(1, wl.min_member - len(wl.pods)))]
+        parts = wl.group.floor()
+        if not any(k for _, k in parts):
+            first = next((m for m in wl.group.members if m.pending > 0), wl.group.leader)
+            parts = [(m, 1 if m is first else 0) for m in wl.group.members]
+        return parts
+
+    @staticmethod
+    def _need(parts: list[tuple["Workload", int]]) -> dict[str, float]:
+        need: dict[str, float] = {}
+        for m, k in parts:
+            add_into(need, m.request.share, k)
+        return need
 
     # -- shares -------------------------------------------------------------------
     def _used(self, q: str) -> dict[str, float]:
@@ -129,13 +177,9 @@ class VolcanoScheduler(QueuedPolicy):
         """proportion's OverusedFn: deserved <= allocated in every dimension (capacity has none)."""
         return self.proportion and all_reached(self._used(qname), self.deserved.get(qname, {}))
 
-    @staticmethod
-    def _floor_pods(wl: "Workload") -> int:
-        return max(1, wl.min_member - len(wl.pods))
-
     def _floor(self, wl: "Workload") -> dict[str, float]:
         """The resources of the pods the gang still needs to reach minAvailable (at least one)."""
-        return scaled(wl.request.share, self._floor_pods(wl))
+        return self._need(self._parts(wl))
 
     # -- actions ------------------------------------------------------------------
     def cycle(self) -> None:
@@ -152,13 +196,14 @@ class VolcanoScheduler(QueuedPolicy):
         inq: dict[str, dict[str, float]] = {q: {} for q in self.queues}
         for uid in sorted(self.inqueue):
             wl = self._by_uid.get(uid)
-            if wl is not None and wl.pending > 0:
-                add_into(inq[wl.queue], wl.request.share, wl.pending)
+            if wl is not None:
+                for m in (wl.group.members if wl.group is not None else (wl,)):
+                    add_into(inq[wl.queue], m.request.share, m.pending)
         return inq
 
     def _enqueue_rejection(self, wl: "Workload", inq: dict[str, dict[str, float]]) -> str | None:
         """Why JobEnqueueable rejects ``wl`` (the first rejecting plugin's event), or None."""
-        minimum = scaled(wl.request.share, wl.min_member)
+        minimum = self._need(wl.group.floor()) if wl.group is not None else scaled(wl.request.share, wl.min_member)
         for plugin in self.cfg.plugins:
             if plugin == "overcommit":
                 used: dict[str, float] = {}
@@ -184,7 +229,8 @@ class VolcanoScheduler(QueuedPolicy):
                     break  # queue or cluster full for this shape: later ones are no smaller
                 self.inqueue.add(wl.uid)
                 self._by_uid[wl.uid] = wl
-                add_into(inq[wl.queue], wl.request.share, wl.min_member)
+                minimum = wl.group.floor() if wl.group is not None else [(wl, wl.min_member)]
+                add_into(inq[wl.queue], self._need(minimum))
 
     def _strategy(self, wl: "Workload") -> tuple[str, str | None]:
         if wl.topology_required is not None:
@@ -221,13 +267,22 @@ class VolcanoScheduler(QueuedPolicy):
                 blocked.add(qname)  # overused (deserved <= allocated): skipped for the session
                 continue
             bound = self._bound(qname)
+            if bound is not None and exceeded(self._used(qname), self._floor(wl), bound):
+                scan.fail(key)  # its tasks would not all be allocatable within the queue's bound
+                continue
+            if wl.group is not None:
+                ok = self._place_group(wl, bound)
+                if ok and wl.group.pending <= 0:
+                    self.inqueue.discard(wl.uid)
+                    self._by_uid.pop(wl.uid, None)
+                    scan.done(key)
+                else:
+                    scan.keep(key) if ok else scan.fail(key)
+                continue
             max_pods = None
             if bound is not None:
-                used = self._used(qname)
-                if exceeded(used, self._floor(wl), bound):
-                    scan.fail(key)  # its tasks would not all be allocatable within the queue's bound
-                    continue
                 # every pod, not only the gang minimum, stays within the bound; pods past it wait
+                used = self._used(qname)
                 room = pods_within({r: b - used.get(r, 0.0) for r, b in bound.items()}, wl.request.share)
                 max_pods = None if room == INF else int(room)
             strategy, level = self._strategy(wl)
@@ -244,6 +299,47 @@ class VolcanoScheduler(QueuedPolicy):
             else:
                 scan.fail(key)
 
+    def _place_group(self, wl: "Workload", bound: dict[str, float] | None) -> bool:
+        """All roles of a PodGroup at once: every pending pod when the queue's bound allows and they fit,
+        else the gang minimum (gang); pods past the bound wait.  Without gang, role by role as pods fit."""
+        sim = self.sim
+        group = wl.group
+        strategy, level = self._strategy(wl)
+        full = [(m, m.pending) for m in group.members]
+        if "gang" not in self.plugins:
+            return sum(sim.place_pods_individually(m, strategy) for m, k in full if k > 0) > 0
+        plans = None
+        if (bound is None or not exceeded(self._used(wl.queue), self._need(full), bound)) and \
+                all(sim.quick_fit(m, k) for m, k in full if k > 0):
+            plans = sim.plan_group(full, strategy, level)
+        if plans is None:
+            plans = self._plan_minimum(group, strategy, level)
+        if not plans:
+            return False
+        for m, plan in plans:
+            sim.bind_plan(m, plan)
+        return True
+
+    def _plan_minimum(self, group, strategy: str, level: str | None):
+        """Volcano's allocate walks a job's tasks: each role's minTaskMember first (when minMember covers
+        them), then further pods role by role, as long as they fit, until minMember is reached (one
+        more pod once it is: elastic).  The plan, or None."""
+        sim = self.sim
+        members = group.members
+        count = {m.uid: min(m.pending, max(0, m.min_member - len(m.pods))) if group.task_minimums else 0
+                 for m in members}
+        extra = max(0, group.min_member - group.bound - sum(count.values())) or (0 if any(count.values()) else 1)
+        plans = sim.plan_group([(m, count[m.uid]) for m in members], strategy, level)
+        for m in members:
+            while plans is not None and extra and count[m.uid] < m.pending:
+                count[m.uid] += 1
+                trial = sim.plan_group([(x, count[x.uid]) for x in members], strategy, level)
+                if trial is None:
+                    count[m.uid] -= 1
+                    break
+                plans, extra = trial, extra - 1
+        return plans if plans is not None and extra == 0 else None
+
     # -- eviction -----------------------------------------------------------------
     def _victim_pods(self, victim: "Workload") -> int:
         """Pods of ``victim`` that may be evicted (gang protects minAvailable; preemptable=false none)."""
@@ -254,16 +350,15 @@ class VolcanoScheduler(QueuedPolicy):
             return max(0, bound - victim.min_member)
         return bound
 
-    def _evict_for(self, wl: "Workload", candidates: list["Workload"], reason: str,
+    def _evict_for(self, wl: "Workload", need_pods: int, candidates: list["Workload"], reason: str,
                    short: dict[str, float] | None = None, allow=None) -> None:
-        """Evict surplus pods of ``candidates`` (in order) until ``wl`` fits on the freed nodes and
-        the pods freed cover ``short`` (the preemptor queue's shortfall) in every dimension.
+        """Evict surplus pods of ``candidates`` (in order) until ``need_pods`` pods of ``wl`` fit on the
+        freed nodes and the pods freed cover ``short`` (the preemptor queue's shortfall) in every dimension.
 
         ``allow(victim)`` (reclaim) says whether one more pod of ``victim`` may go, and counts it."""
         sim = self.sim
         if wl.nominated_until > sim.now:
             return  # earlier victims are still terminating
-        need_pods = self._floor_pods(wl)
         short = {r: x for r, x in (short or {}).items() if x > EPS}
         chosen: list = []
         probe = sim.eviction_probe(wl, need_pods)
@@ -294,7 +389,7 @@ class VolcanoScheduler(QueuedPolicy):
     def _starving(self):
         for key in self.pass_keys():
             wl = self.queue.head(key)
-            if wl is not None and wl.pending > 0:
+            if wl is not None and self._pending(wl) > 0:
                 yield wl
 
     def _may_reclaim(self, wl: "Workload") -> bool:
@@ -339,11 +434,14 @@ class VolcanoScheduler(QueuedPolicy):
         for wl in sorted(self._starving(), key=self._order):
             if not self._may_reclaim(wl):
                 continue  # only queues below their deserved share reclaim
-            if sim.quick_fit(wl, self._floor_pods(wl)):
+            parts = [(m, k) for m, k in self._parts(wl) if k > 0]
+            if all(sim.quick_fit(m, k) for m, k in parts):
                 continue
             others = sorted((w for w in self._running() if w.queue != wl.queue and self.queues[w.queue].reclaimable),
                             key=lambda w: (-self._share(w.queue), w.priority, -(w.first_start or 0.0), -w.uid))
-            self._evict_for(wl, others, "VolcanoReclaim", allow=self._reclaimable_from(wl))
+            allow = self._reclaimable_from(wl)
+            for m, k in parts:  # a PodGroup's roles each make room for their own pods
+                self._evict_for(m, k, others, "VolcanoReclaim", allow=allow)
 
     def _preempt(self) -> None:
         sim = self.sim
@@ -353,11 +451,14 @@ class VolcanoScheduler(QueuedPolicy):
             # A queue at its bound cannot allocate even on idle nodes: preempt within it for the room.
             used = self._used(wl.queue)
             short = {} if bound is None else {r: used.get(r, 0.0) + a - bound[r] for r, a in need.items() if r in bound}
-            if all(x <= EPS for x in short.values()) and sim.quick_fit(wl, self._floor_pods(wl)):
+            parts = [(m, k) for m, k in self._parts(wl) if k > 0]
+            if all(x <= EPS for x in short.values()) and all(sim.quick_fit(m, k) for m, k in parts):
                 continue
             same = sorted((w for w in self._running() if w.queue == wl.queue and w.priority < wl.priority),
                           key=lambda w: (w.priority, -(w.first_start or 0.0), -w.uid))
-            self._evict_for(wl, same, "VolcanoPreempt", short)
+            for m, k in parts:  # the queue's shortfall is made up by the first role's victims
+                self._evict_for(m, k, same, "VolcanoPreempt", short)
+                short = {}
 
     def _running(self):
         seen: dict[int, "Workload"] = {}
@@ -390,22 +491,35 @@ class VolcanoScheduler(QueuedPolicy):
     def explain(self, wl: "Workload") -> str:
         """The PodGroup condition Volcano writes (gang FitError), after the enqueue event or queue check."""
         sim = self.sim
-        if wl.pending <= 0:
+        group = wl.group
+        if group is not None:
+            if group.pending <= 0:
+                return super().explain(wl)
+            wl = group.leader  # the PodGroup's condition: the same words for every role
+        elif wl.pending <= 0:
             return super().explain(wl)
         verdict = self._queue_verdict(wl)
         if "gang" not in self.plugins:
             return verdict[1] if verdict is not None else super().explain(wl)
-        p = wl.pending
-        head = (f"{p}/{wl.pods_total} tasks in gang unschedulable: pod group is not ready, {p} Pending, "
-                f"{wl.min_member} minAvailable; Pending: ")
+        members = group.members if group is not None else [wl]
+        p = sum(m.pending for m in members)
+        if group is None:
+            head = (f"{p}/{wl.pods_total} tasks in gang unschedulable: pod group is not ready, {p} Pending, "
+                    f"{wl.min_member} minAvailable; Pending: ")
+        else:  # gang's OnSessionClose: minAvailable - scheduled tasks, out of all the job's tasks
+            head = (f"{max(0, group.min_member - group.bound)}/{group.pods_total} tasks in gang unschedulable: "
+                    f"pod group is not ready, {p} Pending, {group.min_member} minAvailable; Pending: ")
         if verdict is not None and verdict[0] == "enqueue":
             return f"{verdict[1]}; {head}{p} Undetermined"
         if verdict is not None:
             return f"{head}{p} Undetermined; {verdict[1]}"
-        fit = sim.pods_that_fit(wl, p)
+        fits = [(m, sim.pods_that_fit(m, m.pending)) for m in members]
+        fit = sum(k for _, k in fits)
         parts = sorted([(fit, "Schedulable"), (p - fit, "Unschedulable")])
         msg = head + ", ".join(f"{n} {what}" for n, what in parts if n)
-        if fit < p:
-            origin = sim.unschedulable(wl, siblings_fill=True, wording="unavailable")
-            msg += f". Origin reason is {wl.name}-{len(wl.pods) + fit}: {origin}"
+        short = next(((m, k) for m, k in fits if k < m.pending), None)
+        if short is not None:  # the first pod that fits nowhere, named as Volcano names a task's pod
+            m, k = short
+            origin = sim.unschedulable(m, siblings_fill=True, wording="unavailable")
+            msg += f". Origin reason is {m.name}-{len(m.pods) + k}: {origin}"
         return msg

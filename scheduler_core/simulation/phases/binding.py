@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import random
+
 from scheduler_core.cluster import DeviceContext, Node
 from scheduler_core.engine import Priority
 from scheduler_core.interference import topology_factor
 from scheduler_core.resources import add_into
 from scheduler_core.workloads import Pod, Workload
+
+
+# Tentative placements (plan_group) pick devices with their own stream, leaving the run's draws alone.
+_PLANNING_RNG = random.Random(0)
 
 
 class BindingPhase:
@@ -53,6 +59,33 @@ class BindingPhase:
             used[best.name] += 1
             plan.setdefault(best.name, [best, 0])[1] += 1
         return [(n, k) for n, k in sorted(plan.values(), key=lambda x: x[0].index)]
+
+    def plan_group(self, parts: list[tuple[Workload, int]], strategy: str,
+                   level: str | None = None) -> list[tuple[Workload, list[tuple[Node, int]]]] | None:
+        """Plan several workloads' pods together (a PodGroup's roles, each with its own request): each
+        part is planned on the room the parts before it leave.  None if one part does not fit."""
+        held: list = []
+        out = []
+        try:
+            for wl, pods in parts:
+                if pods <= 0:
+                    continue
+                plan = self.plan(wl, pods, strategy, level)
+                if plan is None:
+                    return None
+                out.append((wl, plan))
+                for node, k in plan:  # hold the planned room while the next part is planned
+                    for _ in range(k):
+                        ctxs = node.choose_contexts(wl.request, _PLANNING_RNG)
+                        if ctxs is None:
+                            return None
+                        token = object()
+                        node.commit(token, wl.request, ctxs)
+                        held.append((node, token, wl.request, ctxs))
+            return out
+        finally:
+            for node, token, req, ctxs in reversed(held):
+                node.release(token, req, ctxs)
 
     def _plan_pack(self, fits: list, pods: int, level: str | None, wl: Workload):
         # Prefer NVSwitch nodes for communication-heavy gangs (topology-aware schedulers know the link).
@@ -198,12 +231,21 @@ class BindingPhase:
         self._settle(ctxs, affected)
         if any(c.unusable for c in ctxs):
             self.schedule(self.now, Priority.FAULT, self._device_unusable, pod)
-        if not wl.gang_complete and len(wl.pods) >= wl.pods_total:
-            self._gang_start(wl)
-        elif wl.pods_total > 1 and wl.timeout_event is None and not wl.gang_complete:
+        if not wl.gang_complete and len(wl.pods) >= wl.pods_total and self._group_bound(wl):
+            for member in (wl.group.members if wl.group is not None else (wl,)):
+                if not member.gang_complete and member.state not in ("done", "failed", "stopped"):
+                    self._gang_start(member)
+        elif (wl.pods_total > 1 or wl.group is not None) and wl.timeout_event is None and not wl.gang_complete:
             wl.timeout_event = self.schedule_in(self.params.rendezvous_timeout, Priority.MONITOR,
                                                 self._rendezvous_timeout, wl)
         return pod
+
+    @staticmethod
+    def _group_bound(wl: Workload) -> bool:
+        """Every role of ``wl``'s PodGroup has all its pods bound (a workload without roles: itself)."""
+        if wl.group is None:
+            return True
+        return all(len(m.pods) >= m.pods_total or m.state in ("done", "failed", "stopped") for m in wl.group.members)
 
     def _recreate_pod(self, wl: Workload) -> None:
         if wl.state in ("done", "failed", "stopped"):

@@ -59,10 +59,16 @@ def run_queue_case(nodes: list[dict], queues: list[dict], running: list[dict], p
     docs = []
     for at, items in ((0.0, running), (START, pending)):
         for j in items:
-            doc = {"kind": "training", "name": j["name"], "tenant": j["queue"], "workers": j.get("pods", 1),
-                   "gpus_per_worker": j.get("gpus", 1), "min_available": j.get("min", 1),
-                   "priority": j.get("priority", 0), "duration": "10h", "arrival": {"at": at},
-                   "preemptable": j.get("preemptable", True)}
+            doc = {"kind": "training", "name": j["name"], "tenant": j["queue"], "priority": j.get("priority", 0),
+                   "duration": "10h", "arrival": {"at": at}, "preemptable": j.get("preemptable", True)}
+            if "roles" in j:  # a Volcano Job with task roles: {name, replicas, min_available, gpus, on}
+                doc["roles"] = [{"name": r["name"], "replicas": r["replicas"], "min_available": r.get("min_available"),
+                                 "gpus_per_worker": r.get("gpus", 1), "node_group": r.get("on")} for r in j["roles"]]
+                if j.get("min") is not None:
+                    doc["min_available"] = j["min"]
+                docs.append(doc)
+                continue
+            doc.update({"workers": j.get("pods", 1), "gpus_per_worker": j.get("gpus", 1), "min_available": j.get("min", 1)})
             if j.get("cpu"):
                 doc["cpu"] = j["cpu"]
             if j.get("memory"):
@@ -82,7 +88,10 @@ def run_queue_case(nodes: list[dict], queues: list[dict], running: list[dict], p
     names = set(pods)
     for e in r.events.entries:
         if e.kind == "bind" and e.t == START:
-            bound.setdefault(e.workload, []).append(e.node.rsplit("-", 1)[0])
+            where = e.detail.split(": ", 1)[1].split(", ")  # "n1-0 x2" or "n1-0"
+            for w in where:
+                node, _, k = w.partition(" x")
+                bound.setdefault(e.workload, []).extend([node.rsplit("-", 1)[0]] * int(k or 1))
         if e.kind == "preempt" and START <= e.t <= START + 1:
             # Volcano evicts pods (<job>-<index>), KAI whole jobs (all their pods)
             job = e.workload if e.workload in names else e.workload.rsplit("-", 1)[0]
