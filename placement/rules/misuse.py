@@ -13,7 +13,8 @@ from placement.rules.graph import CatalogGraph, ProjectFacts
 from placement.rules.models import MisuseStatus, MisuseVerdict
 
 
-def _owner_providers(graph: CatalogGraph, capability, exclude: str) -> list:
+def _owner_providers(graph: CatalogGraph, capability, exclude: str) -> tuple[list, bool]:
+    """Who to ask instead: the providers on the owning layer, else any provider (then False)."""
     slugs = graph.providers.get(capability.slug, ())
     on_owner = [
         s for s in slugs
@@ -21,7 +22,7 @@ def _owner_providers(graph: CatalogGraph, capability, exclude: str) -> list:
         and capability.slug not in graph.projects[s].misuses
     ]
     chosen = on_owner or [s for s in slugs if s != exclude and capability.slug not in graph.projects[s].misuses]
-    return [graph.projects[s].ref for s in chosen]
+    return [graph.projects[s].ref for s in chosen], bool(on_owner)
 
 
 def _layers_text(graph: CatalogGraph, map_slug: str, codes) -> str:
@@ -47,10 +48,17 @@ def check_misuse(graph: CatalogGraph, slug: str, capability: str) -> MisuseVerdi
     layer_owns = bool(set(project_layers) & set(cap.owner_layers))
     provided = cap.slug in facts.capabilities
     declared = facts.misuses.get(cap.slug)
-    providers = _owner_providers(graph, cap, slug)
+    providers, on_owner = _owner_providers(graph, cap, slug)
     owner_text = _layers_text(graph, cap.owner_map, cap.owner_layers)
     where = _layers_text(graph, cap.owner_map, project_layers)
-    provider_text = ", ".join(p.slug for p in providers[:8]) or "no catalog project yet"
+    names = ", ".join(p.slug for p in providers[:8])
+    if on_owner:
+        provider_text, elsewhere = names, ""
+    elif providers:  # nobody on the owning layer provides it: say where it comes from instead
+        elsewhere = f"provided from another layer by {names}"
+        provider_text = f"no catalog project on that layer yet ({elsewhere})"
+    else:
+        provider_text = elsewhere = "no catalog project yet"
     name = facts.ref.name
 
     if declared is not None:
@@ -78,7 +86,8 @@ def check_misuse(graph: CatalogGraph, slug: str, capability: str) -> MisuseVerdi
         status = MisuseStatus.NOT_PROVIDED
         reason = (
             f"Misuse: {cap.name.lower()} belongs to {owner_text}, where {name} sits, but {name} does not "
-            f"provide it. Other projects on that layer do: {provider_text}."
+            + (f"provide it. Other projects on that layer do: {provider_text}." if on_owner
+               else f"provide it, and no other project on that layer does: {elsewhere}.")
         )
 
     return MisuseVerdict(
