@@ -200,7 +200,7 @@ def why_rank(ctx: Context, cand: Candidate, rank: int, above: Candidate | None) 
     if rank == 1 or above is None:
         plus = [f"{i.subject} {i.points:+g}" for i in top if i.points > 0][:4]
         minus = [f"{i.subject} {i.points:+g}" for i in top if i.points < 0][:3]
-        text = f"Ranks first with {cand.score:g} points"
+        text = f"Ranks first with {cand.score:g} point{'s' if cand.score != 1 else ''}"
         if plus:
             text += f"; most from {', '.join(plus)}"
         if minus:
@@ -263,7 +263,9 @@ def why_not(ctx: Context, stacks: list[Stack]) -> list[WhyNot]:
                 f"{f.ref.name} ({f.ref.kind.value} on {f.control_layer}) fills no stack slot: no slot takes its layer, "
                 f"kind and contract role; it enters a stack only when a member requires or bundles it.")))
             continue
+        possible = f"Possible as {', '.join(s.value for s in slots)}, but "
         out.append(WhyNot(project=slug, slot=slots[0], rule="ranked_lower", reason=(
-            f"Possible as {', '.join(s.value for s in slots)}, but every stack with it scores below the "
-            f"{len(stacks)} returned (ask with constraints.require: [{slug}] to see its best stack).")))
+            f"{possible}every stack with it scores below the {len(stacks)} returned (ask with "
+            f"constraints.require: [{slug}] to see its best stack)." if stacks else
+            f"{possible}no stack holds under this request (see the failures).")))
     return out
