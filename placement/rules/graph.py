@@ -121,10 +121,8 @@ class CatalogGraph:
     layer_names: dict[tuple[str, str], str]
     layer_order: dict[str, int]  # control-plane code -> position (L0 first)
     providers: dict[str, tuple[str, ...]]  # capability -> slugs providing it
-    by_role: dict[tuple[ContractPoint, ResourceUnit], frozenset[str]]
     slot_candidates: dict[SlotName, tuple[str, ...]]  # static eligibility per slot
     slot_primary: dict[SlotName, frozenset[str]]  # candidates that reach the slot by their primary layer
-    build_seconds: float = 0.0
     _memo: dict = field(default_factory=dict, repr=False)
 
     # --- lookups -----------------------------------------------------------------------------
@@ -226,9 +224,6 @@ def _static_slot_candidates(rule: SlotRule, facts: ProjectFacts) -> bool:
 
 
 def _build(documents: Sequence[ProjectDocument], vocabulary: CatalogVocabulary, rules: RulesData, version: str) -> CatalogGraph:
-    import time
-
-    started = time.perf_counter()
     by_slug = {doc.slug: doc for doc in documents}
     if len(by_slug) != len(documents):
         seen: set[str] = set()
@@ -266,7 +261,6 @@ def _build(documents: Sequence[ProjectDocument], vocabulary: CatalogVocabulary, 
 
     projects: dict[str, ProjectFacts] = {}
     providers: dict[str, list[str]] = {}
-    by_role: dict[tuple[ContractPoint, ResourceUnit], set[str]] = {}
     for doc in sorted(documents, key=lambda d: d.slug):
         p = doc.placement
         layers = {m: tuple(p.layers_on(m)) for m in p.maps}
@@ -315,7 +309,6 @@ def _build(documents: Sequence[ProjectDocument], vocabulary: CatalogVocabulary, 
             g.add_edge(node, contract_node(point), key="takes_part_in", relation="takes_part_in", units=sorted(units))
             for unit in units:
                 g.add_edge(node, unit_node(unit), key=ROLE_RELATION[point], relation=ROLE_RELATION[point], how=facts.role_how[point])
-                by_role.setdefault((point, unit), set()).add(doc.slug)
         for misuse in p.misuses:
             g.add_edge(node, capability_node(misuse.capability), key="misused_for", relation="misused_for",
                        expectation=misuse.expectation, why=misuse.why)
@@ -357,10 +350,8 @@ def _build(documents: Sequence[ProjectDocument], vocabulary: CatalogVocabulary, 
         layer_names=layer_names,
         layer_order=layer_order,
         providers={cap: tuple(slugs) for cap, slugs in providers.items()},
-        by_role={key: frozenset(slugs) for key, slugs in by_role.items()},
         slot_candidates=slot_candidates,
         slot_primary=slot_primary,
-        build_seconds=time.perf_counter() - started,
     )
 
 
