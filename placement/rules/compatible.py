@@ -93,8 +93,7 @@ def compatible(graph: CatalogGraph, with_slug: str, profile: str, *, slo: Slo | 
                 incompatible.append((slug, other.why))
                 continue
             if slug in w.conflicts:
-                incompatible.append((slug, f"Conflicts with {w.ref.name} (catalog conflicts_with)."))
-                continue
+                continue  # listed above as a conflict
             reason = _pair_reason(graph, w, w_slots, p, slot)
             if reason is None:
                 incompatible.append((slug, f"As {graph.rules.slot[slot].name.lower()}: no unit in common with {w.ref.name}, so a contract point cannot hold."))
