@@ -148,8 +148,11 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
         if any(cap in ctx.facts(s).capabilities for s in reachable):
             continue
         slot = slot_for_capability(ctx, cap)
+        # each provider with the rule that removed it (from this slot, else from the slot of its primary role)
         rejected = [
-            Rejection(project=s, reason=ctx.why_not.get((slot, s), f"{s} cannot fill the {slot.value if slot else ''} slot here."))
+            Rejection(project=s, reason=ctx.why_not.get((slot, s)) or next(
+                (r for (_slot, x), r in ctx.why_not.items() if x == s),
+                f"{s} fills no {graph.rules.slot[slot].name.lower() if slot else 'stack'} slot here."))
             for s in graph.providers.get(cap, ()) if cap not in ctx.facts(s).misuses
         ]
         failures.append(SlotFailure(

@@ -291,3 +291,12 @@ def test_no_two_ranked_stacks_share_a_title(graph, profile):
     stacks = compose(graph, ComposeRequest(profile=profile, limit=10)).stacks
     titles = [s.title for s in stacks]
     assert len(set(titles)) == len(titles), titles
+
+
+def test_volcano_queues_what_it_schedules_so_a_training_stack_needs_no_second_queue(graph):
+    # domain-facts §5: Volcano's Queue (capability, deserved) admits the PodGroups Volcano schedules;
+    # Kueue on top would be one more component for the same job.
+    stack = _top(graph, profile="training")
+    assert _slot(stack, SlotName.SCHEDULING_POLICY) == "volcano"
+    assert _slot(stack, SlotName.ADMISSION_QUOTA) == "volcano"
+    assert "kueue" not in stack.components
