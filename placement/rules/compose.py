@@ -167,7 +167,7 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
             continue
         if any(slug in v for v in cluster.values()):
             continue
-        reasons = [reason for (_slot, s), reason in ctx.why_not.items() if s == slug]
+        reasons = list(dict.fromkeys(reason for (_slot, s), reason in ctx.why_not.items() if s == slug))
         slots = graph.slots_of(slug)
         if not slots:
             reasons.append("Its placement matches no slot's layer, kind and contract role.")

@@ -217,6 +217,12 @@ def pool_options(ctx: Context, spec: PoolSpec, companions: set[str], unusable=No
             ]
         else:
             planes = [None]
+        if not handoffs:  # a mechanism creates the unit, but nothing hands it to a container
+            reason = f"No remaining device handoff advertises and allocates {unit_label(unit)} to a container."
+            for dp in planes:
+                if dp:
+                    ctx.reject(SlotName.DATA_PLANE_UNIT, dp, f"{spec.name} pool: {reason}" if len(ctx.pools) > 1 else reason)
+            continue
         # keep the most promising few of each before pairing them (large catalogs)
         native_of = {h: rules.native_handoff.points if ctx.facts(h).primary_unit == unit else 0.0 for h in handoffs}
         handoffs = best_few(ctx, sorted(handoffs, key=lambda h: (-(native_of[h] + local_score(ctx, h)), h)), keep=set(planes))

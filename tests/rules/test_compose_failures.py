@@ -83,3 +83,56 @@ def test_a_provider_removed_from_its_primary_slot_says_which_rule_removed_it(gra
         assert reasons[slug] == f"{slug} replaces the default scheduler (kube-scheduler); the constraints keep it."
     assert reasons["kueue"] == "kueue is excluded by the constraints."
     assert "archived upstream" in reasons["nos"]
+
+
+def test_a_required_project_no_slot_takes_is_refused_with_that_reason(graph):
+    # Karpenter provisions nodes: no stack slot takes it and no member requires it.
+    result = compose(graph, ComposeRequest(profile="training", constraints=Constraints(require=["karpenter"])))
+    failure = _failure(result, "karpenter is required")
+    assert failure.slot is None
+    reason = "Its placement matches no slot's layer, kind and contract role."
+    assert failure.reason == f"karpenter is required but cannot take part: {reason}"
+    assert [(r.project, r.reason) for r in failure.rejected] == [("karpenter", reason)]
+
+
+def test_a_required_project_removed_from_two_slots_for_one_reason_says_it_once(graph):
+    # The DRA driver is both the device handoff and the data plane of a DRA device, which promises no
+    # isolation (units.yaml); the training pool needs hard isolation.
+    result = compose(graph, ComposeRequest(profile="training", constraints=Constraints(require=["nvidia-dra-driver"])))
+    failure = _failure(result, "nvidia-dra-driver is required")
+    assert failure.slot == SlotName.DEVICE_HANDOFF
+    assert failure.reason == ("nvidia-dra-driver is required but cannot take part: DRA device gives none isolation; "
+                              "the training pool needs hard.")
+
+
+def test_a_required_mechanism_no_handoff_delivers_is_refused_with_that_reason(graph):
+    # NVIDIA vGPU creates vGPUs for virtual machines; the only handoff that advertises them
+    # (kubevirt-gpu-device-plugin) hands GPUs to VMs, not pods, so no container ever gets one.
+    result = compose(graph, ComposeRequest(profile="online_inference", constraints=Constraints(require=["nvidia-vgpu"])))
+    failure = _failure(result, "nvidia-vgpu is required")
+    reason = "No remaining device handoff advertises and allocates vGPU to a container."
+    assert failure.reason == f"nvidia-vgpu is required but cannot take part: {reason}"
+    why = next(w for w in result.why_not if w.project == "nvidia-vgpu")
+    assert (why.rule, why.reason) == ("feasibility", reason)
+
+
+def test_two_required_projects_that_conflict_on_one_pool_are_named_with_the_pool(graph):
+    # HAMi and the NVIDIA device plugin both register the node's GPUs (catalog conflicts_with); Kueue,
+    # required too, conflicts with neither.
+    result = compose(graph, ComposeRequest(profile="online_inference",
+                                           constraints=Constraints(require=["kueue", "hami", "nvidia-device-plugin"])))
+    failure = _failure(result, "hami and nvidia-device-plugin are both required")
+    assert failure.slot == SlotName.DEVICE_HANDOFF
+    assert failure.reason == ("hami and nvidia-device-plugin are both required but conflict (catalog conflicts_with); they "
+                              "could only run on different node pools, and this stack has one pool (serving).")
+    assert [(r.project, r.reason) for r in failure.rejected] == [("nvidia-device-plugin", "Conflicts with hami.")]
+
+
+def test_two_required_cluster_wide_projects_that_conflict_cannot_be_split_over_pools(graph):
+    # Armada and Volcano both queue and place the same pods; the mixed profile's two pools do not
+    # help, since neither runs per pool.
+    result = compose(graph, ComposeRequest(profile="mixed", constraints=Constraints(require=["volcano", "armada"])))
+    failure = _failure(result, "volcano and armada are both required")
+    assert failure.slot == SlotName.ADMISSION_QUOTA
+    assert failure.reason.endswith("they could only run on different node pools, and this stack has no pool slot for both.")
+    assert [(r.project, r.reason) for r in failure.rejected] == [("armada", "Conflicts with volcano.")]
