@@ -34,6 +34,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Iterable
 
 from scheduler_core import mig as migmod
+from scheduler_core.hami import card_memory
 from scheduler_core.hardware import MIB_PER_GIB, GpuSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,6 +59,7 @@ class DeviceRequest:
     cores: int = 0
     fraction: float = 0.0
     profile: str | None = None
+    mem_percentage: int = 0  # HAMi gpumem-percentage (memory_mib 0): each card's memory x pct / 100
     cpu: float = 0.0  # host CPU cores per pod (0: not requested)
     host_gib: float = 0.0  # host memory per pod, GiB
 
@@ -103,7 +105,9 @@ class DeviceRequest:
 
     def _describe_device(self) -> str:
         if self.kind == "hami":
-            return f"{self.count}x vGPU ({self.memory_mib / MIB_PER_GIB:.0f} GiB, {self.cores}% cores)"
+            mem = f"{self.memory_mib / MIB_PER_GIB:.0f} GiB" if self.memory_mib or not self.mem_percentage \
+                else f"{self.mem_percentage}% memory"
+            return f"{self.count}x vGPU ({mem}, {self.cores}% cores)"
         if self.kind == "fraction":
             return f"gpu-fraction {self.fraction:g}"
         if self.kind == "dra":
@@ -389,8 +393,8 @@ class Node:
                     c.fraction_used += 1.0  # a whole GPU leaves no room for fractions
             elif req.kind == "hami":
                 c.used_slots += 1
-                c.mem_declared += req.memory_mib
-                c.cores_used += req.cores
+                c.mem_declared += hami_card_memory(c, req)
+                c.cores_used += min(req.cores, 100)
             elif req.kind == "fraction":
                 if c.used_slots == 0:
                     self.free[c.resource] -= 1  # no longer wholly free for nvidia.com/gpu requests
@@ -413,8 +417,8 @@ class Node:
                     c.fraction_used -= 1.0
             elif req.kind == "hami":
                 c.used_slots -= 1
-                c.mem_declared -= req.memory_mib
-                c.cores_used -= req.cores
+                c.mem_declared -= hami_card_memory(c, req)
+                c.cores_used -= min(req.cores, 100)
             elif req.kind == "fraction":
                 c.used_slots -= 1
                 c.fraction_used -= req.fraction
@@ -432,7 +436,7 @@ class Node:
         total = 0.0
         for c in contexts:
             if req.kind == "hami":
-                share = max(req.memory_mib / c.memory_mib, req.cores / 100.0)
+                share = max(hami_card_memory(c, req) / c.memory_mib, req.cores / 100.0)
                 total += min(1.0, share)
             elif req.kind == "fraction":
                 total += req.fraction
@@ -442,15 +446,24 @@ class Node:
 
 
 # --------------------------------------------------------------- HAMi fit rules
+def hami_card_memory(c: DeviceContext, req: DeviceRequest) -> float:
+    """MiB ``req`` books on card ``c``: its gpumem, or a percentage of the card's (scaled) memory."""
+    return card_memory(c.memory_mib * c.node.data_plane.hami.device_memory_scaling, req.memory_mib,
+                       req.mem_percentage)
+
+
 def hami_card_reason(c: DeviceContext, req: DeviceRequest, scaling: float) -> str | None:
     """Why HAMi's fit rejects this card for ``req`` (its reason names), or None if it fits.
 
     The fit rules of pkg/device/nvidia/device.go (§3), in their order.
     """
     cores = min(req.cores, 100)  # Fit caps a core request at 100 ("core limit can't exceed 100")
+    if not c.gpu.healthy:
+        return "CardNotHealth"
     if c.slots <= c.used_slots:
         return "CardTimeSlicingExhausted"
-    if c.memory_mib * scaling - c.mem_declared < req.memory_mib:
+    total = c.memory_mib * scaling
+    if total - c.mem_declared < card_memory(total, req.memory_mib, req.mem_percentage):
         return "CardInsufficientMemory"
     if 100 - c.cores_used < cores:
         return "CardInsufficientCore"
@@ -473,7 +486,7 @@ def _hami_fit_count(node: Node, req: DeviceRequest) -> int:
 
 def _hami_score(c: DeviceContext, req: DeviceRequest) -> float:
     # GPU score = ((req.core + used.core)/total.core + (req.mem + used.mem)/total.mem) * 10 (§3)
-    return ((req.cores + c.cores_used) / 100.0 + (req.memory_mib + c.mem_declared) / c.memory_mib) * 10
+    return ((req.cores + c.cores_used) / 100.0 + (hami_card_memory(c, req) + c.mem_declared) / c.memory_mib) * 10
 
 
 def _hami_choose(node: Node, req: DeviceRequest) -> list[DeviceContext] | None:
@@ -482,7 +495,10 @@ def _hami_choose(node: Node, req: DeviceRequest) -> list[DeviceContext] | None:
     if len(cands) < req.count:
         return None
     binpack = node.data_plane.hami.gpu_scheduler_policy == "binpack"
-    cands.sort(key=lambda c: ((-_hami_score(c, req)) if binpack else _hami_score(c, req), c.index))
+    # HAMi sorts the cards by score (spread: descending; binpack: ascending; equal scores by NUMA node
+    # ascending, in a sort that keeps a node's few cards in order) and Fit takes them from the end:
+    # the lowest (spread) or highest (binpack) score first, equal scores from the last NUMA node and card.
+    cands.sort(key=lambda c: ((-_hami_score(c, req)) if binpack else _hami_score(c, req), -c.gpu.numa, -c.index))
     return cands[: req.count]
 
 

@@ -151,6 +151,16 @@ class HamiConfig(_Model):
     device_memory_scaling: float = Field(1.0, ge=1.0, description="> 1 enables virtual memory overcommit (§3)")
     gpu_scheduler_policy: Literal["spread", "binpack"] = "spread"
     node_scheduler_policy: Literal["spread", "binpack"] = "binpack"
+    # Webhook and scheduler defaults (charts/hami/templates/scheduler/device-configmap.yaml, values.yaml;
+    # applied as pkg/device/nvidia/device.go MutateAdmission and GenerateResourceRequests do, see hami.py).
+    default_gpu_num: int = Field(1, ge=0, description="defaultGPUNum: nvidia.com/gpu the webhook adds to a container "
+                                                      "asking gpumem, gpumem-percentage or gpucores without it (0: none)")
+    default_memory: int = Field(0, ge=0, description="defaultMemory MiB for a container stating neither gpumem nor "
+                                                     "gpumem-percentage (0: the whole card)")
+    default_cores: int = Field(0, ge=0, le=100, description="defaultCores: gpucores of a container not stating them")
+    memory_factor: int = Field(1, ge=1, description="memoryFactor: gpumem is counted x this")
+    scheduler_name: str = Field("hami-scheduler", description="schedulerName of HAMi's scheduler; its webhook "
+                                                              "mutates only pods naming it (under kube-scheduler)")
 
 
 class DataPlane(_Model):
@@ -466,6 +476,16 @@ class Arrival(_Model):
         return self
 
 
+class HamiResources(_Model):
+    """A container's HAMi resource limits as written, before HAMi's webhook (null: not stated)."""
+
+    gpu: int | None = Field(None, ge=1, description="nvidia.com/gpu: physical GPUs")
+    gpumem: int | None = Field(None, ge=0, description="nvidia.com/gpumem, MiB per GPU")
+    gpumem_percentage: int | None = Field(None, description="nvidia.com/gpumem-percentage of each card's memory "
+                                                            "(the webhook refuses values outside 0..100)")
+    gpucores: int | None = Field(None, ge=0, description="nvidia.com/gpucores, % of each card (above 100: 100)")
+
+
 class DeviceUnit(_Model):
     """Explicit form of the per-pod GPU request, overriding the mechanism's default translation."""
 
@@ -473,6 +493,9 @@ class DeviceUnit(_Model):
     whole_gpu: bool = Field(False, description="ask for plain nvidia.com/gpu even on a MIG mixed-strategy node")
     gpucores: int | None = Field(None, ge=0, le=100, description="HAMi nvidia.com/gpucores (utilisation cap, %)")
     gpu_fraction: float | None = Field(None, gt=0, le=1, description="KAI gpu-fraction annotation")
+    hami: HamiResources | None = Field(None, description="the container's HAMi resources as written; HAMi's "
+                                         "webhook defaults fill the rest (replaces gpus_per_worker, "
+                                         "memory_request_gib and gpucores on HAMi nodes)")
 
 
 class Topology(_Model):
@@ -782,6 +805,8 @@ def check_references(sc: Scenario) -> list[tuple[str, str]]:
             if not any(w.unit.mig_profile in migmod.PROFILES[f] for f in fams):
                 errs.append((f"workloads.{i}.unit.mig_profile",
                              f"{w.unit.mig_profile!r} is not a MIG profile of {', '.join(sorted(fams))}"))
+        if w.unit.hami is not None:
+            errs.extend(_check_hami_unit(sc, i, w))
         if isinstance(w, TrainingWorkload) and w.roles:
             errs += _role_errors(i, w, cp.scheduler, groups)
         elif isinstance(w, TrainingWorkload):
@@ -815,6 +840,39 @@ def check_references(sc: Scenario) -> list[tuple[str, str]]:
                 errs.append((f"events.{i}.gpus", f"GPU index >= gpus_per_node {g.gpus_per_node}"))
         if ev.at > sc.horizon:
             errs.append((f"events.{i}.at", "event after the horizon"))
+    return errs
+
+
+def _check_hami_unit(sc: Scenario, i: int, w: Any) -> list[tuple[str, str]]:
+    """``unit.hami`` states the container as written: HAMi's webhook must accept it and leave it
+    asking for GPUs (hami.py); the other ways to state GPUs, memory and cores must stay unset."""
+    from scheduler_core import hami as hamimod
+
+    errs = []
+    loc = f"workloads.{i}.unit"
+    count_field = "gpus_per_worker" if isinstance(w, TrainingWorkload) else "gpus_per_replica"
+    for f, stated in ((count_field, getattr(w, count_field) != 1), ("memory_request_gib", w.memory_request_gib),
+                      ("unit.gpucores", w.unit.gpucores is not None)):
+        if stated:
+            errs.append((f"{loc}.hami", f"{f} and unit.hami both state the request; give it in unit.hami"))
+    dp = sc.stack.data_plane_for(w.node_group) if w.node_group else sc.stack.data_plane
+    if dp.mechanism != "hami":
+        return errs
+    h = w.unit.hami
+    limits = hamimod.HamiLimits(h.gpu, h.gpumem, h.gpumem_percentage, h.gpucores)
+    if not limits.states_any():
+        errs.append((f"{loc}.hami", "the container states no HAMi resource; HAMi leaves it alone"))
+        return errs
+    scheduler = sc.stack.control_plane.scheduler
+    pod_scheduler = hamimod.pod_scheduler(scheduler, dp.hami)
+    webhook = hamimod.webhook_applies(pod_scheduler, dp.hami)
+    if webhook and (msg := hamimod.percentage_error(limits, w.name)):
+        errs.append((f"{loc}.hami.gpumem_percentage", f"HAMi's webhook refuses the pod: {msg}"))
+    elif hamimod.admitted_request(limits, dp.hami, scheduler) is None:
+        why = ("defaultGPUNum is 0, so HAMi's webhook adds none" if webhook else
+               f"HAMi's webhook leaves pods of {pod_scheduler!r} alone (pod already has different "
+               "scheduler assigned)")
+        errs.append((f"{loc}.hami.gpu", f"the container asks no nvidia.com/gpu: {why}; state unit.hami.gpu"))
     return errs
 
 

@@ -13,6 +13,7 @@ import math
 import random
 from typing import TYPE_CHECKING
 
+from scheduler_core import hami as hamimod
 from scheduler_core import mig as migmod
 from scheduler_core.cluster import GPU, DeviceRequest
 from scheduler_core.hardware import MIB_PER_GIB
@@ -202,9 +203,7 @@ class Workload:
 
     def shape(self) -> tuple:
         """Everything that decides whether the workload can be placed: equal shapes fail together."""
-        r = self.request
-        return (r.kind, r.resource, r.count, r.memory_mib, r.cores, r.fraction, r.profile, self.node_group,
-                self.topology_required)
+        return (self.request, self.node_group, self.topology_required)  # the request: every field counts
 
 
 # --------------------------------------------------------------- expansion
@@ -253,15 +252,26 @@ def _mig_auto_profile(family: str, memory_mib: float, present: set[str]) -> str 
 
 
 def translate_request(spec, gpus_per_pod: int, declared_mib: float, dp: DataPlane, groups: list[NodeGroup],
-                      present_profiles: set[str]) -> DeviceRequest:
-    """Turn a workload's needs into the per-pod request its data plane understands, with its host CPU/memory."""
-    req = _device_request(spec, gpus_per_pod, declared_mib, dp, groups, present_profiles)
+                      present_profiles: set[str], scheduler: str = "kube-default") -> DeviceRequest:
+    """Turn a workload's needs into the per-pod request its data plane understands, with its host CPU/memory.
+
+    ``scheduler``: the stack's scheduler, which names the pods' schedulerName (HAMi's webhook)."""
+    req = _device_request(spec, gpus_per_pod, declared_mib, dp, groups, present_profiles, scheduler)
     cpu, host = getattr(spec, "cpu", 0.0), getattr(spec, "host_memory_gib", 0.0)
     return dataclasses.replace(req, cpu=cpu, host_gib=host) if (cpu or host) else req
 
 
+def hami_limits(spec, gpus_per_pod: int, declared_mib: float) -> hamimod.HamiLimits:
+    """The container's HAMi resources: ``unit.hami`` as written, else nvidia.com/gpu = the GPUs per
+    pod, gpumem = the declared memory and gpucores = ``unit.gpucores`` when given."""
+    h = spec.unit.hami
+    if h is not None:
+        return hamimod.HamiLimits(h.gpu, h.gpumem, h.gpumem_percentage, h.gpucores)
+    return hamimod.HamiLimits(gpu=gpus_per_pod, gpumem=declared_mib, gpucores=spec.unit.gpucores)
+
+
 def _device_request(spec, gpus_per_pod: int, declared_mib: float, dp: DataPlane, groups: list[NodeGroup],
-                    present_profiles: set[str]) -> DeviceRequest:
+                    present_profiles: set[str], scheduler: str = "kube-default") -> DeviceRequest:
     mech = dp.mechanism
     unit = spec.unit
     family = groups[0].spec.mig_family
@@ -281,8 +291,11 @@ def _device_request(spec, gpus_per_pod: int, declared_mib: float, dp: DataPlane,
                 res += ".shared"
             return DeviceRequest("count", res, gpus_per_pod, profile=prof)
     if mech == "hami":
-        cores = unit.gpucores if unit.gpucores is not None else 0
-        return DeviceRequest("hami", "hami/" + GPU, gpus_per_pod, memory_mib=declared_mib, cores=cores)
+        hr = hamimod.admitted_request(hami_limits(spec, gpus_per_pod, declared_mib), dp.hami, scheduler)
+        if hr is None:  # pragma: no cover - check_references refuses such a workload
+            raise ValueError(f"{spec.name}: the container asks no nvidia.com/gpu")
+        return DeviceRequest("hami", "hami/" + GPU, hr.nums, memory_mib=hr.memory_mib, cores=hr.cores,
+                             mem_percentage=hr.mem_percentage)
     if mech == "kai-fraction" and gpus_per_pod == 1:
         frac = unit.gpu_fraction
         if frac is None and declared_mib < gpu_mem:
@@ -321,6 +334,7 @@ def expand_workloads(sc: Scenario) -> list[Workload]:
     tenants = {t.name: t for t in sc.tenant_list()}
     groups = {g.name: g for g in sc.pool.node_groups}
     layouts = {g.name: g.mig_layouts(sc.parameters.driver_slot_choice) for g in sc.pool.node_groups}
+    scheduler = sc.stack.control_plane.scheduler
     out: list[Workload] = []
     uid = 0
     for i, spec in enumerate(sc.workloads):
@@ -332,7 +346,7 @@ def expand_workloads(sc: Scenario) -> list[Workload]:
         queue = tenants[spec.tenant].queue_name
         if isinstance(spec, InferenceWorkload):
             declared = spec.declared_memory_gib * MIB_PER_GIB
-            req = translate_request(spec, spec.gpus_per_replica, declared, dp, target, present)
+            req = translate_request(spec, spec.gpus_per_replica, declared, dp, target, present, scheduler)
             out.append(Workload(uid, spec.name, spec, "inference", spec.start, spec.replicas, 1, req,
                                 (spec.stop if spec.stop is not None else sc.horizon) - spec.start,
                                 spec.tenant, queue, spec.node_group, 0.0))
@@ -354,7 +368,7 @@ def expand_workloads(sc: Scenario) -> list[Workload]:
             gpw = _draw_int(spec.gpus_per_worker, rng)
             dur = max(1.0, _draw_duration(spec.duration, rng))
             declared = (spec.memory_request_gib or spec.memory_gib) * MIB_PER_GIB
-            req = translate_request(spec, gpw, declared, dp, target, present)
+            req = translate_request(spec, gpw, declared, dp, target, present, scheduler)
             name = spec.name if spec.count == 1 else f"{spec.name}-{k}"
             min_member = min(workers, spec.min_available if spec.min_available is not None else workers)
             out.append(Workload(uid, name, spec, spec.kind, t, workers, min_member, req, dur, spec.tenant,

@@ -152,7 +152,15 @@ def data_plane_files(scenario: Scenario, plans: list[PoolPlan]) -> list[ExportFi
             raise ExportError("HAMi pools with different split counts or policies need per-node HAMi configs; "
                               "give every HAMi pool the same settings")
         h = hami[0]
+        # The chart's device-config template writes defaultMemory 0, defaultCores 0, defaultGPUNum 1 and
+        # memoryFactor 1; other values need a whole device-config.yaml, which the export does not write.
+        for field, chart_value, key in (("default_memory", 0, "defaultMemory"), ("default_cores", 0, "defaultCores"),
+                                        ("default_gpu_num", 1, "defaultGPUNum"), ("memory_factor", 1, "memoryFactor")):
+            if getattr(h, field) != chart_value:
+                raise ExportError(f"HAMi {key} {getattr(h, field)}: the chart fixes it at {chart_value} unless a whole "
+                                  "device-config.yaml replaces its template; the export does not write one")
         files.append(ExportFile("hami/values.yaml", "helm-values", chart="hami", note="vGPU split, scaling and policies", values={
+            "schedulerName": h.scheduler_name,
             "scheduler": {"defaultSchedulerPolicy": {"nodeSchedulerPolicy": h.node_scheduler_policy,
                                                      "gpuSchedulerPolicy": h.gpu_scheduler_policy}},
             "devicePlugin": {"deviceSplitCount": h.device_split_count,

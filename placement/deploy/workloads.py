@@ -3,6 +3,7 @@ labels and gang settings the simulator ran them with."""
 
 from __future__ import annotations
 
+from scheduler_core.hami import SCHEDULER_NAMES, pod_scheduler
 from scheduler_core.scenario import InferenceWorkload, Scenario, TrainingWorkload
 
 from scheduler_core.hardware import MIB_PER_GIB
@@ -12,8 +13,6 @@ from placement.deploy.bundle import ExportFile
 from placement.deploy.control_plane import namespace_of, priority_class
 from placement.deploy.data_plane import ExportError
 
-SCHEDULER_NAMES = {"kube-default": "default-scheduler", "volcano": "volcano", "kai": "kai-scheduler",
-                   "coscheduling": "scheduler-plugins-scheduler"}
 TRAINING_IMAGE = "nvcr.io/nvidia/pytorch:24.05-py3"
 SERVING_IMAGE = "nvcr.io/nvidia/tritonserver:24.05-py3"
 TOPOLOGY_KEYS = {"node": t.HOSTNAME_LABEL, "rack": t.RACK_LABEL}
@@ -43,6 +42,15 @@ def workload_class(spec, scenario: Scenario) -> str:
     return "PyTorchJob"
 
 
+HAMI_RESOURCES = {"gpu": "nvidia.com/gpu", "gpumem": "nvidia.com/gpumem",
+                  "gpumem_percentage": "nvidia.com/gpumem-percentage", "gpucores": "nvidia.com/gpucores"}
+
+
+def _hami_scheduler(scenario: Scenario, spec) -> str:
+    dp = scenario.stack.data_plane_for(spec.node_group) if spec.node_group else scenario.stack.data_plane
+    return pod_scheduler("kube-default", dp.hami)
+
+
 def _gpus(spec) -> int:
     if isinstance(spec, InferenceWorkload):
         return spec.gpus_per_replica
@@ -63,13 +71,20 @@ class _Pod:
         kind = request.kind
         if kind == "count":
             limits[request.resource] = request.count
+        elif kind == "hami" and spec.unit.hami is not None:
+            # The container as the scenario writes it: HAMi's webhook fills in its defaults on the cluster.
+            for name, value in spec.unit.hami.model_dump().items():
+                if value is not None:
+                    limits[HAMI_RESOURCES[name]] = value
+            if cp.scheduler == "kube-default":
+                scheduler = _hami_scheduler(scenario, spec)
         elif kind == "hami":
             limits["nvidia.com/gpu"] = request.count
             limits["nvidia.com/gpumem"] = int(request.memory_mib)
             if request.cores:
                 limits["nvidia.com/gpucores"] = request.cores
             if cp.scheduler == "kube-default":
-                scheduler = "hami-scheduler"  # HAMi's scheduler extender places vGPU pods
+                scheduler = _hami_scheduler(scenario, spec)  # HAMi's scheduler extender places vGPU pods
         elif kind == "fraction":
             self.annotations["gpu-fraction"] = f"{request.fraction:g}"
         elif kind != "dra":

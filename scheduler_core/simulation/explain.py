@@ -64,11 +64,19 @@ def _device_reason(node: "Node", req) -> str:
 
 
 def hami_node_reason(node: "Node", req) -> str | None:
-    """HAMi's Fit reason for a node: per card rule ``k/total Reason``; None if the pod fits."""
-    scaling = node.data_plane.hami.device_memory_scaling
+    """HAMi's reason for a node (pkg/scheduler/score.go ``fitInDevices``): ``NodeInsufficientDevice``
+    when the pod asks more GPUs than the node has, else its Fit reason; None if the pod fits."""
+    if req.count > len(node.contexts):
+        return "NodeInsufficientDevice"
+    return hami_fit_reason(node.contexts, req, node.data_plane.hami.device_memory_scaling)
+
+
+def hami_fit_reason(cards, req, scaling: float) -> str | None:
+    """HAMi's Fit reason over ``cards`` (pkg/device/nvidia/device.go ``Fit``): per card rule
+    ``k/total Reason``, sorted as the strings ``GenReason`` sorts; None if the pod fits."""
     counts: dict[str, int] = {}
     fitting = 0
-    for c in node.contexts:
+    for c in cards:
         why = hami_card_reason(c, req, scaling)
         if why is None:
             fitting += 1
@@ -78,8 +86,8 @@ def hami_node_reason(node: "Node", req) -> str | None:
         return None
     if fitting:  # some cards fit, fewer than the pod asks for
         counts["AllocatedCardsInsufficientRequest"] = fitting
-    total = len(node.contexts)
-    return ", ".join(f"{n}/{total} {why}" for why, n in sorted(counts.items()))
+    total = len(cards)
+    return ", ".join(sorted(f"{n}/{total} {why}" for why, n in counts.items()))
 
 
 def unschedulable(sim: "ClusterSimulation", wl: "Workload", siblings_fill: bool = False,

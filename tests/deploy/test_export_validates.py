@@ -129,6 +129,20 @@ def test_form_b_clusterqueues_cover_every_resource_name_with_the_scenarios_quota
     assert chat["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "product"
 
 
+def test_a_hami_container_is_exported_as_written_so_the_webhook_applies_its_own_defaults():
+    sc = load_scenario(Path(__file__).resolve().parents[2] / "fixtures" / "scenarios" / "form-b-hami-kueue.yaml")
+    data = sc.model_dump(mode="json")
+    chat = next(w for w in data["workloads"] if w["kind"] == "inference")
+    chat["unit"].update(hami={"gpumem_percentage": 50}, gpucores=None)
+    chat.pop("memory_request_gib", None)
+    from scheduler_core import parse_scenario
+    export = export_scenario(parse_scenario(data))
+    pod = next(o for o in export.objects() if o["kind"] == "Deployment")["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpumem-percentage": 50}
+    assert pod["schedulerName"] == "hami-scheduler" and export.helm_values()["hami"]["schedulerName"] == "hami-scheduler"
+    assert all_errors(export) == []
+
+
 def test_the_schemas_read_are_the_stored_upstream_files_not_copies():
     assert (schemas_dir() / "sources.json").exists()
     assert "devicePlugin" in chart_defaults("gpu-operator")

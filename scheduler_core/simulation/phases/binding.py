@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from scheduler_core.cluster import DeviceContext, Node
+from scheduler_core.cluster import DeviceContext, Node, hami_card_memory
 from scheduler_core.engine import Priority
 from scheduler_core.interference import topology_factor
 from scheduler_core.resources import add_into
@@ -203,8 +203,8 @@ class BindingPhase:
                        else 1.0 / mps.replicas)
             pod.mem_limit = min(c.memory_mib for c in ctxs) / node.data_plane.mps.replicas
         elif iso == "hami":
-            pod.cap = req.cores / 100.0 if req.cores > 0 else 1.0
-            pod.mem_limit = req.memory_mib  # HAMi-core hard cap on allocations (§3)
+            pod.cap = min(req.cores, 100) / 100.0 if req.cores > 0 else 1.0
+            pod.mem_limit = hami_card_memory(ctxs[0], req)  # HAMi-core hard cap on allocations (§3)
         else:
             pod.mem_limit = None  # time-slicing / KAI fractions: no memory isolation
         wl.pods.append(pod)
