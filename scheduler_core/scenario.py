@@ -296,7 +296,11 @@ class KueueConfig(_Model):
     cluster_queues: list[ClusterQueue] = Field(min_length=1)
     local_queues: dict[str, str] = Field(default_factory=dict, description="LocalQueue -> ClusterQueue")
     wait_for_pods_ready: WaitForPodsReady = Field(default_factory=WaitForPodsReady)
-    topology_aware_scheduling: bool = Field(False, description="TAS: admit only if every pod fits in concrete domains (§4.5)")
+    topology_aware_scheduling: bool = Field(False, description="TAS: every flavor names the topology (racks, then "
+                                            "nodes); a workload is admitted only if every pod fits in concrete "
+                                            "domains, as requested or, without a request, packed node by node (§4.5)")
+    topology_name: str = Field("default", description="name of the Topology object the flavors name (Kueue's "
+                                                      "messages quote it)")
     fair_sharing: bool = Field(False, description="order admission by dominant resource share (§4.4)")
 
 
@@ -501,6 +505,14 @@ class DeviceUnit(_Model):
 class Topology(_Model):
     required: Literal["node", "rack"] | None = Field(None, description="kueue podset-required-topology / Volcano hard network topology")
     preferred: Literal["node", "rack"] | None = None
+    unconstrained: bool = Field(False, description="kueue podset-unconstrained-topology: any nodes, packed node by "
+                                                   "node (what Kueue TAS also does without a request)")
+
+    @model_validator(mode="after")
+    def _one(self) -> "Topology":
+        if sum((self.required is not None, self.preferred is not None, self.unconstrained)) > 1:
+            raise ValueError("give one of required, preferred and unconstrained (Kueue refuses a pod set with two)")
+        return self
 
 
 class TaskRole(_Model):

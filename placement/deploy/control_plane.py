@@ -15,7 +15,6 @@ from placement.deploy.quantity import to_quantity
 KUEUE = "kueue.x-k8s.io/v1beta2"
 VOLCANO = "scheduling.volcano.sh/v1beta1"
 KAI = "scheduling.run.ai/v2"
-TOPOLOGY_NAME = "atlas-topology"
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -78,12 +77,12 @@ def kueue_files(scenario: Scenario, plans: list[PoolPlan]) -> list[ExportFile]:
         if labels:
             spec["nodeLabels"] = labels
         if tas:
-            spec["topologyName"] = TOPOLOGY_NAME
+            spec["topologyName"] = kueue.topology_name
         flavors.append({"apiVersion": KUEUE, "kind": "ResourceFlavor", "metadata": _meta(name), "spec": spec})
     files = [ExportFile("kueue/resourceflavors.yaml", "manifests", objects=flavors, note="one flavor per node class")]
     if tas:
         files.append(ExportFile("kueue/topology.yaml", "manifests", note="racks, then nodes (Topology-Aware Scheduling)", objects=[{
-            "apiVersion": KUEUE, "kind": "Topology", "metadata": _meta(TOPOLOGY_NAME),
+            "apiVersion": KUEUE, "kind": "Topology", "metadata": _meta(kueue.topology_name),
             "spec": {"levels": [{"nodeLabel": t.RACK_LABEL}, {"nodeLabel": t.HOSTNAME_LABEL}]}}]))
 
     cluster_queues, cohorts = [], []

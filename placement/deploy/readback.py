@@ -150,10 +150,10 @@ def _control_plane(objects: dict, plan: dict, values: dict, kai_sharing: bool) -
 def kueue_section(cluster_queues: list[dict], local_queues: list[dict], flavors: list[dict], pools: list[dict]) -> dict:
     """Kueue objects -> the scenario's kueue section; a flavor's nodeLabels select node groups."""
     flavor_groups: dict[str, list[str] | None] = {}
-    tas = False
+    topology = None
     for flavor in flavors:
         labels = (flavor.get("spec") or {}).get("nodeLabels") or {}
-        tas = tas or bool((flavor.get("spec") or {}).get("topologyName"))
+        topology = topology or (flavor.get("spec") or {}).get("topologyName")
         chosen = [p["pool"] for p in pools if all(p["labels"].get(k) == v for k, v in labels.items())]
         flavor_groups[flavor["metadata"]["name"]] = sorted(chosen) if labels else None
     queues = [kueue_cluster_queue(cq, flavor_groups) for cq in cluster_queues]
@@ -163,4 +163,7 @@ def kueue_section(cluster_queues: list[dict], local_queues: list[dict], flavors:
         _ns, name, cq = kueue_local_queue(lq)
         if name != cq or name not in names:
             local[name] = cq
-    return {"cluster_queues": queues, "local_queues": local, "topology_aware_scheduling": tas}
+    out = {"cluster_queues": queues, "local_queues": local, "topology_aware_scheduling": bool(topology)}
+    if topology:
+        out["topology_name"] = topology
+    return out

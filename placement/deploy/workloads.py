@@ -98,6 +98,8 @@ class _Pod:
                 self.annotations["kueue.x-k8s.io/podset-required-topology"] = TOPOLOGY_KEYS[spec.topology.required]
             elif spec.topology.preferred:
                 self.annotations["kueue.x-k8s.io/podset-preferred-topology"] = TOPOLOGY_KEYS[spec.topology.preferred]
+            elif spec.topology.unconstrained:
+                self.annotations["kueue.x-k8s.io/podset-unconstrained-topology"] = "true"
         container: dict = {"name": "main", "image": SERVING_IMAGE if isinstance(spec, InferenceWorkload) else TRAINING_IMAGE,
                            "resources": {"limits": limits} if limits else {}}
         self.pod_spec: dict = {"schedulerName": scheduler}

@@ -26,9 +26,16 @@
   after ``backoff_base * 2^(n-1)`` capped at ``backoff_max``; after
   ``backoff_limit_count`` requeues it is deactivated.  ``block_admission``
   admits one workload at a time until it is ready.
-* **TAS** (§4.5): a workload that asks for a topology (required/preferred
-  level) is admitted only if all its pods fit in concrete domains, and its
-  pods are bound there.
+* **TAS** (§4.5): with TAS on, every flavor names the topology (as the export
+  writes them), so every ClusterQueue is TAS-only and every workload gets a
+  topology assignment before admission: a required or preferred level is
+  packed as asked; a workload without a topology request is an *implied*
+  unconstrained request at the lowest level (node), placed least-free-capacity
+  first (``TASProfileMixed``, on by default since v0.15): the fullest node that
+  holds every pod, else nodes filled from the fullest
+  (pkg/scheduler/flavorassigner/tas_flavorassigner.go ``isTASImplied``,
+  pkg/cache/scheduler/tas_flavor_snapshot.go).  A workload is admitted only if
+  all its pods fit, and its pods are bound there.
 """
 
 from __future__ import annotations
@@ -466,7 +473,7 @@ class KueueAdmission:
             mid = (lo + hi) // 2
             wl.admit_count = mid
             a = self._assign(cq, wl)
-            if a is not None:
+            if a is not None and self._topology_ok(wl, a[0]):
                 best, lo = (mid, a), mid + 1
             else:
                 hi = mid - 1
@@ -477,34 +484,34 @@ class KueueAdmission:
         return best[1]
 
     def _topology_ok(self, wl: "Workload", flavor: str) -> bool:
-        if not (self.cfg.topology_aware_scheduling and wl.topology_required):
+        if not self.cfg.topology_aware_scheduling:
             return True
         return self._tas_plan(wl, flavor) is not None
 
+    def _flavor_leaves(self, wl: "Workload", flavor: str) -> list:
+        """The nodes of ``wl``'s flavor (its nodeLabels) that TAS may use."""
+        groups = next((f.node_groups for f in self.cq_of(wl).spec.flavors if f.name == flavor), None)
+        return [n for n in self.sim.nodes if self.sim.node_eligible(n) and (groups is None or n.group in groups)]
+
     def _flavor_nodes(self, wl: "Workload", flavor: str):
-        cq = self.cq_of(wl)
-        groups = None
-        for f in cq.spec.flavors:
-            if f.name == flavor:
-                groups = f.node_groups
-        nodes = [n for n in self.sim.nodes if self.sim.node_eligible(n)
-                 and (groups is None or n.group in groups) and (wl.node_group is None or n.group == wl.node_group)]
-        return nodes
+        return [n for n in self._flavor_leaves(wl, flavor) if wl.node_group is None or n.group == wl.node_group]
 
     def _tas_plan(self, wl: "Workload", flavor: str):
+        """The topology assignment of the pods still to place, or None if they do not all fit."""
         nodes = self._flavor_nodes(wl, flavor)
-        return self.sim.plan(wl, wl.pods_total - len(wl.pods), "pack", wl.topology_required, nodes=nodes)
+        pods = (wl.admit_count or wl.pods_total) - len(wl.pods)
+        if wl.topology_required or wl.topology_preferred:
+            return self.sim.plan(wl, pods, "pack", wl.topology_required, nodes=nodes)
+        return least_free_capacity(nodes, wl.request, pods)
 
     def _admit(self, cq: ClusterQueueState, wl: "Workload", flavor: str) -> bool:
         sim = self.sim
         if self._fits(cq, flavor, self._usage(wl)) is None:
             return False  # victims still terminating hold nothing in quota; should not happen
         plan = None
-        tas = self.cfg.topology_aware_scheduling and (wl.topology_required or wl.topology_preferred)
-        if tas:
-            nodes = self._flavor_nodes(wl, flavor)
-            plan = sim.plan(wl, wl.pods_total, "pack", wl.topology_required, nodes=nodes)
-            if plan is None and wl.topology_required:
+        if self.cfg.topology_aware_scheduling:
+            plan = self._tas_plan(wl, flavor)
+            if plan is None:
                 return False
         cq.queue.pop(self._key(wl)) if cq.queue.head(self._key(wl)) is wl else cq.queue.remove(wl)
         partial = ""
@@ -592,9 +599,8 @@ class KueueAdmission:
                     reasons.append(f"insufficient unused quota for {r} in flavor {f.name}, {_q(a - room)} more needed")
                     break
             else:
-                if self.cfg.topology_aware_scheduling and wl.topology_required and not self._topology_ok(wl, f.name):
-                    fit = self._domain_fit(wl, f.name)
-                    reasons.append(f"topology \"default\" allows to fit only {fit} out of {wl.pods_total} pod(s)")
+                if not self._topology_ok(wl, f.name):
+                    reasons.append(self._tas_not_fit(wl, f.name))
                     continue
                 if cq.spec.queueing_strategy == "StrictFIFO":
                     return "Pending: StrictFIFO, waiting behind an older workload that does not fit"
@@ -602,12 +608,68 @@ class KueueAdmission:
         return "couldn't assign flavors to pod set main: " + ", ".join(reasons)
 
     def _domain_fit(self, wl: "Workload", flavor: str) -> int:
-        """Most pods of ``wl`` one topology domain (node or rack) can hold."""
+        """Most pods of ``wl`` TAS finds room for: in one domain of a required level (node or rack),
+        else over the whole topology (preferred levels and implied requests fall back to every domain)."""
         best: dict[tuple, int] = {}
         for n in self._flavor_nodes(wl, flavor):
-            key = (n.name,) if wl.topology_required == "node" else (n.group, n.rack)
+            if wl.topology_required == "node":
+                key: tuple = (n.name,)
+            elif wl.topology_required == "rack":
+                key = (n.rack,)
+            else:
+                key = ()
             best[key] = best.get(key, 0) + n.fit_count(wl.request)
         return min(wl.pods_total, max(best.values(), default=0))
+
+    def _tas_not_fit(self, wl: "Workload", flavor: str) -> str:
+        """Kueue's TAS message (tas_flavor_snapshot.go ``notFitMessage``) with its node exclusions."""
+        fit, n, name = self._domain_fit(wl, flavor), wl.pods_total, self.cfg.topology_name
+        msg = (f"topology \"{name}\" doesn't allow to fit any of {n} pod(s)" if fit == 0 else
+               f"topology \"{name}\" allows to fit only {fit} out of {n} pod(s)")
+        leaves = self._flavor_leaves(wl, flavor)
+        selector = 0
+        short: dict[str, int] = {}
+        for node in leaves:
+            if wl.node_group is not None and node.group != wl.node_group:
+                selector += 1
+            elif node.fit_count(wl.request) == 0:
+                res = limiting_resource(node, wl.request)
+                short[res] = short.get(res, 0) + 1
+        reasons = [f"nodeSelector: {selector}"] if selector else []
+        reasons += [f"resource \"{r}\": {k}" for r, k in short.items()]
+        if reasons:
+            msg += f". Total nodes: {len(leaves)}; excluded: {', '.join(sorted(reasons))}"
+        return msg
+
+
+def least_free_capacity(nodes: list, req, pods: int) -> list | None:
+    """Kueue TAS for an unconstrained (or implied) request at the node level: nodes by free capacity
+    ascending, then rack and name (``sortedDomains`` with ``TASProfileMixed``); the first node that
+    holds every pod, else every node in that order filled until the pods are placed; None if they
+    do not fit."""
+    order = sorted(((n.fit_count(req), n.rack, n.name), n) for n in nodes)
+    for (k, _, _), n in order:
+        if k >= pods:
+            return [(n, pods)]
+    plan, left = [], pods
+    for (k, _, _), n in order:
+        if k > 0:
+            plan.append((n, min(k, left)))
+            left -= min(k, left)
+            if left == 0:
+                return plan
+    return None
+
+
+def limiting_resource(node, req) -> str:
+    """The resource that leaves no room for one pod on ``node`` (ties: alphabetical, as Kueue's
+    ``CountInWithLimitingResource`` breaks them); Kueue names HAMi's vGPU ``nvidia.com/gpu``."""
+    counts = [(node.device_fit_count(req), "nvidia.com/gpu" if req.kind == "hami" else req.resource)]
+    if req.cpu and node.cpu_free is not None:
+        counts.append((int(node.cpu_free / req.cpu + 1e-9), "cpu"))
+    if req.host_gib and node.host_gib_free is not None:
+        counts.append((int(node.host_gib_free / req.host_gib + 1e-9), "memory"))
+    return min(counts)[1]
 
 
 def _q(x: float) -> str:

@@ -29,8 +29,13 @@ def test_spread_gang_falls_off_the_all_reduce_cliff(run_builtin):
         assert packed.topology_factor == 1.0 and len(packed.nodes) == 1 and packed.nodes[0].startswith("dgx")
         assert packed.state == "done"
         assert naive.topology_factor >= 3 * packed.topology_factor, name
-        # Waiting an hour for a whole NVSwitch node still finishes far earlier than running spread.
+        # A whole NVSwitch node finishes far earlier than running spread.
         assert packed.end < 0.5 * 24 * 3600
+    # Kueue TAS also places the warm-up jobs (no topology request: packed node by node), so they share one
+    # DGX node and the gang starts on arrival instead of waiting for them.
+    tas = run_builtin("topology-cliff-kueue-tas")
+    assert {n for w in tas.workloads if w.name.startswith("warm-dgx") for n in w.nodes} == {"dgx-0"}
+    assert workload(tas, "allreduce-8w").start == 60.0
 
 
 # 3. Shared-card OOM -------------------------------------------------------------------------
