@@ -21,7 +21,7 @@ import sys
 import time
 from typing import Sequence
 
-from scheduler_core.traces.csvio import FORMATS, TraceError
+from scheduler_core.traces.csvio import FORMATS, TraceError, write_output
 from scheduler_core.traces.fgd_cli import register as register_fgd
 from scheduler_core.traces.replay import POLICIES, replay_trace, result_json
 from scheduler_core.traces.sharing import SharingResult
@@ -123,12 +123,7 @@ def run(args: argparse.Namespace) -> int:
     to_stdout = args.json_out == "-"
     _print_summary(result, wall, sys.stderr if to_stdout else sys.stdout)
     if args.json_out:
-        text = result_json(result)
-        if to_stdout:
-            sys.stdout.write(text)
-        else:
-            with open(args.json_out, "w", encoding="utf-8") as fh:
-                fh.write(text)
+        write_output(result_json(result), args.json_out)
     return 0
 
 

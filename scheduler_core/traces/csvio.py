@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import sys
 from dataclasses import replace
 from typing import Iterable
 
@@ -414,3 +415,12 @@ def uniform_nodes(
         raise ValueError(f"unknown GPU model {model!r}; known: {', '.join(sorted(GPU_MEMORY_MIB))}")
     return [TraceNode(name=f"node-{i:04d}", num_gpus=gpus_per_node, model=model, gpu_mem_mib=gmem,
                       cpu_milli=cpu_milli, mem_mib=mem_mib) for i in range(count)]
+
+
+def write_output(text: str, dest: str) -> None:
+    """Write a command's JSON (or other text) to ``dest``: a file path, or ``-`` for stdout."""
+    if dest == "-":
+        sys.stdout.write(text)
+        return
+    with open(dest, "w", encoding="utf-8") as fh:
+        fh.write(text)

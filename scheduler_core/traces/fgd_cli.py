@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Sequence
 
-from scheduler_core.traces.csvio import TraceError, load_jobs, load_nodes
+from scheduler_core.traces.csvio import TraceError, load_jobs, load_nodes, write_output
 from scheduler_core.traces.fgd import (
     ALLOC_POINTS,
     DEFAULT_POPULARITY,
@@ -124,12 +124,7 @@ def run(args: argparse.Namespace) -> int:
     print(format_table(rows), file=out)
     print(f"total {time.perf_counter() - t0:.1f} s wall", file=out)
     if args.json_out:
-        text = json.dumps(rows, indent=1, sort_keys=True) + "\n"
-        if args.json_out == "-":
-            sys.stdout.write(text)
-        else:
-            with open(args.json_out, "w", encoding="utf-8") as fh:
-                fh.write(text)
+        write_output(json.dumps(rows, indent=1, sort_keys=True) + "\n", args.json_out)
     return 0
 
 
