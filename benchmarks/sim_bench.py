@@ -236,14 +236,15 @@ def _events_of(result):
     return None
 
 
-def _scale_one(jobs: int, seed: int) -> dict:
+def _scale_one(jobs: int, seed: int, stack: str = "kube-binpack", host_resources: bool = True) -> dict:
     """Run one scale point in this process; returns wall, events and peak RSS."""
     try:
         from scheduler_core import simulate, synthetic_scenario  # provided by the simulator core
     except ImportError as exc:
         return {"error": f"scheduler_core.simulate/synthetic_scenario not available: {exc}"}
     t0 = time.perf_counter()
-    scenario = synthetic_scenario(nodes=128, jobs=jobs, services=100, days=7, seed=seed)
+    scenario = synthetic_scenario(nodes=128, jobs=jobs, services=100, days=7, seed=seed, stack=stack,
+                                  host_resources=host_resources)
     build = time.perf_counter() - t0
     t1, c1 = time.perf_counter(), time.process_time()
     result = simulate(scenario, progress=None)
@@ -254,12 +255,23 @@ def _scale_one(jobs: int, seed: int) -> dict:
 
 def bench_scale(args) -> bool:
     sizes = [int(x) for x in args.jobs.split(",")]
-    print(f"== scale: 128 nodes x 8 A100-80GB (1,024 GPUs), 100 inference services, 7 days; jobs {sizes}")
+    stacks = [s for s in getattr(args, "stacks", "kube-binpack").split(",") if s]
+    host = not getattr(args, "gpus_only", False)
+    ok = True
+    for stack in stacks:
+        print(f"== scale: 128 nodes x 8 A100-80GB (1,024 GPUs), 100 inference services, 7 days; stack {stack}; "
+              f"{'CPU and host memory modelled (nodes, requests, quotas)' if host else 'GPUs only'}; jobs {sizes}")
+        ok &= _bench_scale_stack(args, sizes, stack, host)
+    return ok
+
+
+def _bench_scale_stack(args, sizes: list[int], stack: str, host: bool) -> bool:
     ok = True
     prev = None
     for n in sizes:
         proc = subprocess.run(
-            [sys.executable, os.path.abspath(__file__), "_scale_one", "--n", str(n), "--seed", str(args.seed)],
+            [sys.executable, os.path.abspath(__file__), "_scale_one", "--n", str(n), "--seed", str(args.seed),
+             "--stack", stack] + ([] if host else ["--gpus-only"]),
             capture_output=True, text=True,
         )
         if proc.returncode != 0:
@@ -330,6 +342,9 @@ def main(argv=None) -> int:
     sub.add_parser("las-scaling", help="trace replay CPU per job at 1x and 8x jobs and pool")
     sp = sub.add_parser("scale", help="scheduler_core.simulate on 1,024 GPUs")
     sp.add_argument("--jobs", default="12500,25000,50000", help="comma-separated job counts")
+    sp.add_argument("--stacks", default="kube-binpack",
+                    help="comma-separated synthetic stacks: kube-binpack, kube-default, coscheduling, volcano, kueue, kai")
+    sp.add_argument("--gpus-only", action="store_true", help="leave CPU and host memory out (as before issue 17)")
     sp = sub.add_parser("all", help="all three cases")
     _peer_args(sp)
     sp.add_argument("--philly-trace")
@@ -338,13 +353,15 @@ def main(argv=None) -> int:
     sp.add_argument("--jobs", default="12500,25000,50000")
     sp = sub.add_parser("_scale_one")  # internal: one scale point in a fresh process
     sp.add_argument("--n", type=int, required=True)
+    sp.add_argument("--stack", default="kube-binpack")
+    sp.add_argument("--gpus-only", action="store_true")
     for sp in sub.choices.values():
         sp.add_argument("--repeat", type=int, default=3, help="timed runs; the best is reported")
         sp.add_argument("--seed", type=int, default=0, help="seed of synthetic traces")
     args = p.parse_args(argv)
 
     if args.case == "_scale_one":
-        print(json.dumps(_scale_one(args.n, args.seed)))
+        print(json.dumps(_scale_one(args.n, args.seed, args.stack, not args.gpus_only)))
         return 0
     load1 = os.getloadavg()[0]
     print(f"python {sys.version.split()[0]} on {os.uname().machine}, {os.cpu_count()} CPUs (one used); "
