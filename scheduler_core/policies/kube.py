@@ -121,11 +121,17 @@ class CoschedulingScheduler(Policy):
         if wl.pending <= 0:
             return super().explain(wl)
         msg = sim.unschedulable(wl)
+        fit = None
         if msg is None:
             if getattr(wl, "backoff_until", 0.0) > sim.now:
                 return f"PodGroup {wl.name} failed recently: in backoff until t={wl.backoff_until:g}s"
             if sim.pods_that_fit(wl, wl.pending) >= wl.pending:
-                return super().explain(wl)
-            msg = sim.unschedulable(wl, siblings_fill=True)
-        pod = f"{wl.name}-{len(wl.pods) + sim.pods_that_fit(wl, wl.pending)}"
+                # every pod fits alone; a group that must share one node or rack may still not fit there
+                apart = sim.topology_unschedulable(wl, wl.topology_required) if wl.topology_required else None
+                if apart is None:
+                    return super().explain(wl)
+                msg, fit = apart
+            else:
+                msg = sim.unschedulable(wl, siblings_fill=True)
+        pod = f"{wl.name}-{len(wl.pods) + (sim.pods_that_fit(wl, wl.pending) if fit is None else fit)}"
         return f"{msg} PodGroup {wl.name} gets rejected due to Pod {pod} is unschedulable even after PostFilter"

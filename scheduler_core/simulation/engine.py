@@ -209,6 +209,9 @@ class ClusterSimulation(BindingPhase, RunningPhase, TerminationPhase, MemoryPhas
     def pods_that_fit(self, wl: Workload, pods: int) -> int:
         return explain.pods_that_fit(self, wl, pods)
 
+    def topology_unschedulable(self, wl: Workload, level: str) -> tuple[str, int] | None:
+        return explain.topology_unschedulable(self, wl, level)
+
     def pending_reason(self, wl: Workload) -> str:
         """Why ``wl`` still waits, in the words of the component holding it."""
         if self.admission is not None and not self.admission.is_admitted(wl):

@@ -24,6 +24,9 @@ UNSCHEDULABLE = "node(s) were unschedulable"
 # The NoSchedule taint a readiness check puts on a node whose device plugin is down (its key is
 # deployment specific; the GPU Operator's validator and node-problem-detector use their own).
 PLUGIN_TAINT = "node(s) had untolerated taint {nvidia.com/gpu.device-plugin: not-ready}"
+# InterPodAffinity's reason: a gang that must share one node or rack is co-located by required pod
+# affinity on that topology key, so the nodes outside the first pods' domain do not match it.
+AFFINITY = "node(s) didn't match pod affinity rules"
 
 
 def node_reasons(sim: "ClusterSimulation", node: "Node", wl: "Workload") -> list[str]:
@@ -120,6 +123,32 @@ def _short(wl: "Workload") -> str:
     if req.kind == "fraction":
         return "node(s) didn't have enough resources: GPUs"
     return "cannot allocate all claims"
+
+
+def topology_unschedulable(sim: "ClusterSimulation", wl: "Workload", level: str) -> tuple[str, int] | None:
+    """kube-scheduler's FitError for the first pod of ``wl``'s pending pods that no longer fits when
+    they must share one ``level`` (``node`` or ``rack``), and that pod's index among them; None when
+    one domain holds them all. The domain with the most room takes the first pods; its nodes then
+    report what they lack, nodes elsewhere with room fail the pod affinity (NodeResourcesFit runs
+    before InterPodAffinity, so a node short of resources says so)."""
+    def domain(n: "Node") -> str:
+        return n.name if level == "node" else n.rack
+
+    room: dict[str, int] = {}
+    for n in sim.candidate_nodes(wl):
+        room[domain(n)] = room.get(domain(n), 0) + n.fit_count(wl.request)
+    best = min(room, key=lambda d: (-room[d], d), default=None)
+    if best is None or room[best] >= wl.pending:
+        return None
+    counts: dict[str, int] = {}
+    for node in sim.nodes:
+        whys = node_reasons(sim, node, wl)
+        if not whys:
+            whys = [_short(wl)] if domain(node) == best else [AFFINITY]
+        for why in whys:
+            counts[why] = counts.get(why, 0) + 1
+    parts = ", ".join(f"{n} {why}" for why, n in sorted(counts.items()))
+    return f"0/{len(sim.nodes)} nodes are available: {parts}.", room[best]
 
 
 def pods_that_fit(sim: "ClusterSimulation", wl: "Workload", pods: int) -> int:

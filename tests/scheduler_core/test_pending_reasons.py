@@ -115,3 +115,19 @@ def test_admission_and_binding_are_logged_in_time_order():
     kinds = [(e.kind, e.workload) for e in r.events.entries]
     assert kinds == [("admit", "j1"), ("bind", "j1")]
     assert r.events.entries[0].detail == "ClusterQueue a, flavor a100"
+
+
+def test_coscheduling_gang_that_must_share_a_node_is_never_said_to_fit_now():
+    # Two 4-GPU nodes, each half used; a PodGroup of 2 x 2 GPUs that must land on one node fits pod by
+    # pod but never together, so it is not "waiting for the next scheduling cycle": the second pod has
+    # no room on the first pod's node and the other node does not match the group's pod affinity.
+    pool = {"node_groups": [{"name": "dgx", "count": 2, "gpu": "A100-SXM4-80GB", "gpus_per_node": 4}]}
+    gang = {"kind": "training", "name": "pair", "tenant": "a", "workers": 2, "gpus_per_worker": 2,
+            "duration": "1h", "memory_gib": 10, "arrival": {"at": 60}, "topology": {"required": "node"}}
+    r = simulate(minimal(pool=pool, workloads=[job("hog", 2, dur="8h"), job("hog2", 2, dur="8h"), gang],
+                         stack={"control_plane": {"scheduler": "coscheduling"}}))
+    reason = workload(r, "pair").pending_reason
+    assert "fits now" not in reason
+    assert reason == ("0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match pod "
+                      "affinity rules. PodGroup pair gets rejected due to Pod pair-1 is unschedulable even "
+                      "after PostFilter")
