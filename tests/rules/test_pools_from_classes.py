@@ -38,6 +38,7 @@ def test_each_class_gets_a_pool_of_its_demand_when_no_pool_size_is_given(graph):
     ctx = _ctx(graph, workloads=[TRAIN, CHAT])
     # 3 x 2 GPUs = 6; 5 x 0.3 = 1.5 shares packed onto 2 whole GPUs
     assert [(p.name, p.gpus) for p in ctx.pools] == [("train", 6), ("chat", 2)]
+    assert [p.workload.name for p in ctx.pools] == ["train", "chat"]  # each pool serves its class
     assert ctx.pool.gpu_count == 8
     assert ctx.notes[0] == "Pool size derived from the workload classes: 8 A100-80GB GPUs."
     assert ctx.pools[0].serves == "train: 3 x 2 GPUs, 10 GiB per GPU (training, gang, peer-to-peer)"
@@ -143,3 +144,23 @@ def test_a_from_slo_template_takes_the_slo_isolation(graph):
     ctx = _ctx(graph, profile="online_inference", slo={"isolation": "soft"}, pool={"gpu_count": 4})
     assert [(p.name, p.gpus) for p in ctx.pools] == [("serving", 4)]
     assert ctx.pools[0].accepts == tuple(graph.rules.isolation_accepts[Isolation.SOFT])
+    assert ctx.notes == []  # nothing dropped
+
+
+def test_when_the_slo_rules_out_every_template_the_first_one_serves_at_the_slo_isolation(graph):
+    from placement.rules.data import PoolTemplate
+    from placement.rules.models import Pool, Slo
+    from placement.rules.pools import template_pools
+
+    base = graph.rules.profile["mixed"]
+    soft_only = base.model_copy(update={"pools": [
+        PoolTemplate(name="shared", accepts=[Isolation.SOFT], share=0.5, serves="Notebooks"),
+        PoolTemplate(name="other", accepts=[Isolation.SOFT], share=0.5, serves="Batch")]})
+    notes: list[str] = []
+    pools = template_pools(soft_only, Slo(isolation="hard"), Pool(gpu_count=4), graph.rules, notes)
+    assert [(p.name, p.accepts, p.gpus, p.serves) for p in pools] == [("shared", (Isolation.HARD,), 4, "Notebooks")]
+    assert notes == [
+        "Pool 'shared' (soft isolation) dropped: the SLO asks for hard isolation, so its work (notebooks) goes to the "
+        "remaining pools.",
+        "Pool 'other' (soft isolation) dropped: the SLO asks for hard isolation, so its work (batch) goes to the "
+        "remaining pools."]
