@@ -155,12 +155,33 @@ def test_when_the_slo_rules_out_every_template_the_first_one_serves_at_the_slo_i
     base = graph.rules.profile["mixed"]
     soft_only = base.model_copy(update={"pools": [
         PoolTemplate(name="shared", accepts=[Isolation.SOFT], share=0.5, serves="Notebooks"),
-        PoolTemplate(name="other", accepts=[Isolation.SOFT], share=0.5, serves="Batch")]})
+        PoolTemplate(name="other", accepts=[Isolation.SOFT, Isolation.NONE], share=0.5, serves="Batch")]})
     notes: list[str] = []
     pools = template_pools(soft_only, Slo(isolation="hard"), Pool(gpu_count=4), graph.rules, notes)
     assert [(p.name, p.accepts, p.gpus, p.serves) for p in pools] == [("shared", (Isolation.HARD,), 4, "Notebooks")]
     assert notes == [
         "Pool 'shared' (soft isolation) dropped: the SLO asks for hard isolation, so its work (notebooks) goes to the "
         "remaining pools.",
-        "Pool 'other' (soft isolation) dropped: the SLO asks for hard isolation, so its work (batch) goes to the "
+        "Pool 'other' (soft/none isolation) dropped: the SLO asks for hard isolation, so its work (batch) goes to the "
         "remaining pools."]
+
+
+def test_template_shares_are_relative_to_each_other(graph):
+    from placement.rules.data import PoolTemplate
+    from placement.rules.models import Pool, Slo
+    from placement.rules.pools import template_pools
+
+    base = graph.rules.profile["mixed"]
+    uneven = base.model_copy(update={"pools": [
+        PoolTemplate(name="isolated", accepts=[Isolation.HARD], share=1.0, serves="Training"),
+        PoolTemplate(name="shared", accepts=[Isolation.SOFT], share=0.5, serves="Notebooks")]})
+    notes: list[str] = []
+    pools = template_pools(uneven, Slo(isolation="soft"), Pool(gpu_count=6), graph.rules, notes)
+    assert [(p.name, p.gpus) for p in pools] == [("isolated", 4), ("shared", 2)]  # 2:1 of 6 GPUs
+    assert notes == []
+
+
+def test_two_gpus_split_one_each_between_two_templates(graph):
+    ctx = _ctx(graph, profile="mixed", pool={"gpu_count": 2})
+    assert [(p.name, p.gpus) for p in ctx.pools] == [("isolated", 1), ("shared", 1)]
+    assert not any("dropped" in n for n in ctx.notes)
