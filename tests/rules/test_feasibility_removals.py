@@ -117,3 +117,19 @@ def test_a_required_capability_is_looked_for_in_the_slot_of_its_layer(graph):
     assert slot_for_capability(ctx, "gang-scheduling") == SlotName.SCHEDULING_POLICY
     assert slot_for_capability(ctx, "per-team-quota") == SlotName.ADMISSION_QUOTA
     assert slot_for_capability(ctx, "no-such-capability") is None
+
+
+def test_a_pool_of_gpus_without_mig_lists_only_the_units_it_can_have(graph):
+    result = compose(graph, ComposeRequest(profile="training", pool={"gpu_model": "L40S"}, constraints={
+        "exclude": [*WHOLE_GPU_HANDOFFS, "kubevirt-gpu-device-plugin"]}))
+    (failure,) = result.failures
+    assert failure.reason == ("No remaining device handoff advertises and allocates a unit the training pool accepts "
+                              "(Whole GPU).")
+
+
+def test_every_gang_class_is_named_in_the_removal_of_a_scheduler(graph):
+    gang = {"kind": "training", "replicas": 2, "gpus_per_replica": 1, "gpu_memory_gib": 10, "gang": True}
+    ctx = _ctx(graph, workloads=[{"name": "pretrain", **gang}, {"name": "finetune", **gang}])
+    cluster_candidates(ctx, SlotName.SCHEDULING_POLICY)
+    assert ctx.why_not[(SlotName.SCHEDULING_POLICY, "kube-scheduler")] == (
+        f"kube-scheduler does not place a gang all-or-nothing, and class pretrain, finetune has gang: true ({GANG_SOURCE}).")

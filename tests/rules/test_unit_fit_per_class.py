@@ -164,3 +164,9 @@ def test_a_profile_pool_without_a_class_gets_no_size(graph):
 def test_what_one_replica_gets_of_each_unit(graph, shape, unit, size):
     ctx, spec = _pool(graph, **shape)
     assert unit_size(ctx, spec, unit) == size
+
+
+def test_the_smallest_profile_is_chosen_by_memory_not_by_name(graph):
+    # A100-40GB: 1g.5gb holds 4 GiB; "1g.10gb" sorts before it by name
+    ctx, _spec = _pool(graph, gpu_model="A100-40GB", gpu_memory_gib=4)
+    assert _mig_profile(ctx, 4, 0.0) == ("1g.5gb", 5.0)
