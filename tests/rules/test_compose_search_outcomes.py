@@ -1,0 +1,98 @@
+"""What the compose search returns when every combination fails, and what a feasible result carries
+(placement/rules/compose.py): the failure that leads with the contract a reader must change, the
+counted exclusions, the limit and order of stacks, and the request echoed back."""
+
+from __future__ import annotations
+
+from placement.rules import ComposeRequest, SlotName, compose
+from placement.rules.models import CheckPoint
+
+
+def _compose(graph, **request):
+    return compose(graph, ComposeRequest(**request))
+
+
+def test_no_stack_leads_with_the_broken_contract_that_names_a_required_project(graph):
+    # runai counts whole GPUs and fractions only; HAMi hands out memory caps and MPS shares
+    result = _compose(graph, profile="online_inference", constraints={"require": ["runai", "hami"]})
+    assert not result.feasible and result.stacks == []
+    (failure,) = result.failures
+    assert (failure.slot, failure.contract_point, failure.rejected) == (None, CheckPoint.QUOTA, [])
+    assert failure.reason == (
+        "Quota fails: runai cannot count Memory quota + compute share in quota. Every combination of the remaining "
+        "candidates fails: Quota fails: runai cannot count Memory quota + compute share in quota (10x); Quota fails: "
+        "runai cannot count MPS share in quota (7x); volcano conflicts with armada (6x); kai-scheduler conflicts with "
+        "armada (6x); yunikorn conflicts with armada (6x).")
+    assert result.excluded[:2] == ["Quota fails: runai cannot count Memory quota + compute share in quota (10 combinations)",
+                                   "Quota fails: runai cannot count MPS share in quota (7 combinations)"]
+    assert result.combinations_checked == 252
+
+
+def test_the_lead_contract_is_the_one_naming_a_required_project_even_if_rarer(graph):
+    # the required default scheduler cannot bind HAMi-core's caps (1 combination); the conflicts with
+    # Armada are more frequent but name no required project and are no contract
+    result = _compose(graph, profile="online_inference",
+                      constraints={"require": ["kueue", "aibrix", "kube-scheduler"], "exclude": ["hami"]})
+    (failure,) = result.failures
+    assert failure.contract_point == CheckPoint.BIND
+    assert failure.reason == (
+        "Bind fails: kube-scheduler cannot bind Memory quota + compute share. Every combination of the remaining "
+        "candidates fails: volcano conflicts with armada (6x); kai-scheduler conflicts with armada (6x); yunikorn "
+        "conflicts with armada (6x); a required project does not fit next to the rest (3x); Bind fails: kube-scheduler "
+        "cannot bind Memory quota + compute share (1x).")
+    assert "Bind fails: kube-scheduler cannot bind Memory quota + compute share (1 combination)" in result.excluded
+
+
+def test_no_stack_without_a_broken_contract_names_only_the_exclusions(graph):
+    result = _compose(graph, profile="training", constraints={"require": ["jobset", "appwrapper"]})
+    (failure,) = result.failures
+    assert (failure.slot, failure.contract_point) == (None, None)
+    assert failure.reason == (
+        "Every combination of the remaining candidates fails: lacks required appwrapper (6x); lacks required jobset (4x); "
+        "volcano conflicts with armada (1x); kai-scheduler conflicts with armada (1x); yunikorn conflicts with armada (1x).")
+    assert result.excluded[:3] == ["lacks required appwrapper (6 combinations)", "lacks required jobset (4 combinations)",
+                                   "volcano conflicts with armada (1 combination)"]
+    assert result.combinations_checked == 30
+
+
+def test_a_feasible_result_keeps_at_most_ten_counted_exclusions(graph):
+    result = _compose(graph, profile="online_inference")
+    assert result.feasible and result.failures == []
+    assert len(result.excluded) == 10
+    assert result.excluded[0] == "Quota fails: runai cannot count Memory quota + compute share in quota (10 combinations)"
+
+
+def test_the_limit_caps_the_stacks_ranked_best_first(graph):
+    result = _compose(graph, profile="online_inference", limit=2)
+    assert [(s.rank, s.title, s.score) for s in result.stacks] == [
+        (1, "HAMi + kube-scheduler + Kueue", 21.5), (2, "HAMi + kube-scheduler + Kubernetes ResourceQuota", 21.0)]
+    full = _compose(graph, profile="online_inference")
+    assert len(full.stacks) == 5
+    assert [s.title for s in full.stacks[:2]] == [s.title for s in result.stacks]
+    scores = [s.score for s in full.stacks]
+    assert scores == sorted(scores, reverse=True)
+    assert [s.rank for s in full.stacks] == [1, 2, 3, 4, 5]
+
+
+def test_the_result_echoes_the_resolved_request(graph):
+    result = _compose(graph, profile="online_inference", limit=1)
+    assert result.catalog_version == graph.version
+    assert result.profile == "online_inference"
+    assert (result.slo.isolation.value, result.slo.goal, result.slo.multi_tenant) == ("soft", "latency_sensitive", True)
+    assert (result.pool.gpu_model, result.pool.gpu_count, result.pool.mig_capable) == ("A100-80GB", 8, True)
+    assert result.constraints.require == [] and result.constraints.keep_default_scheduler is False
+    assert [w.name for w in result.workloads] == ["serving"]
+    # every returned stack says why it ranks where it does, and every project left out why not
+    assert result.stacks[0].contracts and all(c.holds for c in result.stacks[0].contracts)
+    assert any(w.rule == "ranked_lower" for w in result.why_not)
+
+
+def test_only_a_gang_class_is_named_when_the_scheduling_slot_is_empty(graph):
+    # no gang: the empty scheduling slot is only the constraints' doing
+    inside = ["kube-scheduler", "coscheduling", "node-resource-topology"]
+    result = _compose(graph, profile="online_inference", constraints={"keep_default_scheduler": True, "exclude": inside})
+    failure = result.failures[0]
+    assert failure.slot == SlotName.SCHEDULING_POLICY
+    assert failure.reason == "No catalog project can fill scheduling policy under these constraints."
+    assert {r.project for r in failure.rejected} >= {"volcano", "kube-scheduler"}
+
