@@ -62,3 +62,22 @@ def test_a_shared_point_does_not_hide_the_handoffs_to_and_from_the_other_points(
         ("handoff", [ContractPoint.ADVERTISE, ContractPoint.BIND]),
         ("handoff", [ContractPoint.BIND, ContractPoint.ALLOCATE]),
     ]
+
+
+def test_two_platforms_doing_different_jobs_are_told_in_the_order_asked_whatever_their_layers():
+    # a platform is governance-first against any layer, so between two platforms neither goes first
+    graph = build_graph([
+        make_document("node-suite", kind="platform", layer="L4", plane="platform", units=W,
+                      capabilities=["driver-lifecycle"], bundles=["shared-plugin"]),
+        make_document("queue-suite", kind="platform", layer="L1", plane="platform", units=W,
+                      capabilities=["self-service"], bundles=["shared-plugin"]),
+        make_document("shared-plugin", layer="L4", units=W, roles={"advertise": W, "allocate": W},
+                      capabilities=["device-allocation"]),
+    ])
+    for first, second in (("node-suite", "queue-suite"), ("queue-suite", "node-suite")):
+        pair = _pair(graph, first, second)
+        assert pair.verdict == Verdict.CROSS_LAYER
+        assert pair.explanation.endswith(
+            f"In the catalog graph they meet via: project:{first} -bundles-> project:shared-plugin; "
+            f"project:shared-plugin <-bundles- project:{second}."
+        )
