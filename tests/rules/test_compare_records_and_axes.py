@@ -142,3 +142,48 @@ def test_a_control_plane_axis_lists_what_each_provides_and_quotes_at_most_two_of
         "quota-q": "Does not provide fair sharing across tenants. No quota borrowing.",
         "quota-r": "Does not provide fair sharing across tenants.",
     }
+
+
+def test_an_axis_a_review_board_adds_is_asked_with_no_value_the_catalog_cannot_give():
+    # comparison.yaml may gain an axis the engine reads nothing for: it is listed, with empty values, not invented
+    from placement.rules import builtin_rules
+
+    data = builtin_rules().model_dump(mode="json")
+    data["axes"].append({"axis": "support_contract", "name": "Support contract", "question": "Who answers at 3 a.m.?"})
+    for rule in data["verdicts"]:
+        if rule["verdict"] == "comparable":
+            rule["axes"].append("support_contract")
+    graph = build_graph(DOCUMENTS, rules=type(builtin_rules()).model_validate(data))
+    pair = _pair(graph, "part-x", "part-y")
+    [axis] = [x for x in pair.axes if x.axis == "support_contract"]
+    assert (axis.name, axis.question) == ("Support contract", "Who answers at 3 a.m.?")
+    assert {v.slug: v.value for v in axis.values} == {"part-x": "", "part-y": ""}
+
+
+def test_the_summary_separates_each_head_to_head_group(graph):
+    result = compare(graph, ["part-x", "part-y", "quota-q", "quota-r"])
+    assert result.comparable_groups == [["part-x", "part-y"], ["quota-q", "quota-r"]]
+    assert result.summary.endswith(" Head-to-head comparison is valid within: part-x, part-y | quota-q, quota-r.")
+
+
+def test_a_missing_slug_in_a_list_is_bad_input_not_a_crash(graph):
+    from placement.rules import RulesInputError
+
+    with pytest.raises(RulesInputError) as exc:
+        compare(graph, ["part-x", None])
+    assert exc.value.errors == {"slugs": ["Unknown project None."]}
+
+
+def test_a_scheduler_and_a_node_agent_each_on_the_others_layer_are_weighed_on_the_node_axes():
+    # same layer both ways (L2 + L4 and L4 + L2), but only one of them is decided on the control plane
+    graph = build_graph([
+        make_document("sched-node", layer="L2", secondary=["L4"], units=["whole_gpu"], capabilities=["device-health"]),
+        make_document("node-sched", layer="L4", secondary=["L2"], units=["whole_gpu"], capabilities=["device-health"]),
+    ])
+    pair = _pair(graph, "sched-node", "node-sched")
+    assert pair.verdict == Verdict.COMPARABLE
+    assert pair.explanation == (
+        "Both sit on L2 Scheduling policy and hand out Whole GPU: a like-for-like comparison. Compare isolation, "
+        "overhead, observability and reconfiguration cost for that unit."
+    )
+    assert [x.axis for x in pair.axes] == ["isolation", "overhead", "observability", "reconfiguration_cost"]
