@@ -97,3 +97,44 @@ def test_the_two_binders_note_names_every_handoff_the_scheduler_binds(graph):
         "so Binder A never binds those pods (two binders); under Binder A the same unit comes from alt-share, "
         "alt-share-2. (Share Hook chart)"
     )
+
+
+def test_a_capability_owned_on_another_map_is_left_out_of_the_overlap_and_the_rest_still_count():
+    # a vocabulary that places bin packing on the planes map: it is no control-plane governance to duplicate
+    from placement.schemas import CatalogVocabulary, builtin_vocabulary
+
+    data = builtin_vocabulary().model_dump(mode="json")
+    for cap in data["capabilities"]:
+        if cap["slug"] == "bin-packing":
+            cap["owner_map"], cap["owner_layers"] = "planes", ["control"]
+    caps = ["bin-packing", "gang-scheduling", "topology-aware-placement"]
+    graph = build_graph([
+        make_document("queue-t", layer="L1", secondary=["L2"], units=["whole_gpu"], capabilities=caps),
+        make_document("sched-t", layer="L2", units=["whole_gpu"], capabilities=caps),
+    ], CatalogVocabulary.model_validate(data))
+    pair = _pair(graph, "queue-t", "sched-t")
+    assert pair.verdict == Verdict.OVERLAPPING
+    assert pair.explanation.startswith(
+        "Queue T (L1 Admission and quota) and Sched T (L2 Scheduling policy) both own gang scheduling, topology-aware "
+        "placement on a layer they share,"
+    )
+
+
+def test_the_two_binders_note_is_found_when_both_rewrite_the_scheduler_and_only_the_downstream_one_fails():
+    # the scheduler's own webhook points pods at itself (no other binder to fail); the handoff's webhook
+    # points them away from that scheduler, which is the contract that fails
+    data = builtin_rules().model_dump(mode="json")
+    data["interfaces"].update({
+        "self-sched": {"binder": "self-sched", "rewrites_scheduler_name": "self-sched", "source": "Self Sched chart"},
+        "hook-share": {"rewrites_scheduler_name": "hook-scheduler", "source": "Hook Share chart"},
+    })
+    graph = build_graph([
+        make_document("self-sched", layer="L2", units=SHARE, roles={"bind": SHARE}, capabilities=["pod-binding"]),
+        make_document("hook-share", layer="L4", units=SHARE, roles={"advertise": SHARE, "allocate": SHARE},
+                      capabilities=["gpu-sharing", "device-allocation"]),
+    ], rules=type(builtin_rules()).model_validate(data))
+    for a, b in (("self-sched", "hook-share"), ("hook-share", "self-sched")):
+        assert _pair(graph, a, b).explanation.endswith(
+            " As shipped their Bind contract fails: Hook Share's mutating webhook sets spec.schedulerName to "
+            "hook-scheduler, so Self Sched never binds those pods (two binders). (Hook Share chart)"
+        )
