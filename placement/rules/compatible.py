@@ -53,10 +53,10 @@ def _pair_reason(graph: CatalogGraph, w: ProjectFacts, w_slots: list[SlotName], 
         return f"Hands out {', '.join(unit_label(u) for u in sorted(shared, key=list(ResourceUnit).index))}, which {w.ref.name} counts in quota."
     if slot == SlotName.DEVICE_HANDOFF and SlotName.DATA_PLANE_UNIT in w_slots:
         shared = handed_units(p, [slot]) & w.units
-        return f"Advertises and allocates {', '.join(unit_label(u) for u in shared)} that {w.ref.name} creates." if shared else None
+        return f"Advertises and allocates {', '.join(unit_label(u) for u in sorted(shared, key=list(ResourceUnit).index))} that {w.ref.name} creates." if shared else None
     if slot == SlotName.DATA_PLANE_UNIT and SlotName.DEVICE_HANDOFF in w_slots:
         shared = handed_units(w, w_slots) & p.units
-        return f"Creates {', '.join(unit_label(u) for u in shared)} that {w.ref.name} advertises and allocates." if shared else None
+        return f"Creates {', '.join(unit_label(u) for u in sorted(shared, key=list(ResourceUnit).index))} that {w.ref.name} advertises and allocates." if shared else None
     return f"{graph.rules.slot[slot].name}: no contract point between them to break; they do not conflict."
 
 
