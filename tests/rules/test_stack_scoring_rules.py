@@ -101,3 +101,15 @@ def test_a_supporting_components_capabilities_count_for_the_stack(small_catalog)
         "Topology-aware placement from runtime-hook: NCCL all-reduce collapses when workers land across slow links "
         "(seeds/003 topology cliff).")
     assert "topology-aware-placement" in stack.capabilities
+
+
+def test_a_requirement_the_cluster_already_has_does_not_hide_the_next_one(small_catalog):
+    # the device plugin framework is part of every cluster (composition.yaml cluster_baseline); the hook is not
+    plugin = make_document("plugin-a", layer="L4", units=["whole_gpu", "mig_instance"],
+                           roles={"advertise": ["whole_gpu", "mig_instance"], "allocate": ["whole_gpu", "mig_instance"]},
+                           capabilities=["device-discovery", "device-allocation"],
+                           requires=["device-plugin-framework", "runtime-hook"])
+    stack = _compose([*_without(small_catalog, "plugin-a"), plugin], "training", limit=3).stacks[0]
+    assert [(s.project.slug, s.required_by) for s in stack.supporting] == [("runtime-hook", "plugin-a")]
+    assert "device-plugin-framework" not in stack.components
+    assert stack.score == 6
