@@ -65,3 +65,9 @@ def test_an_accepted_combination_is_scored_with_its_supporting_components(ctx):
     assert cand.members == ["queue-a", "sched-b", "plugin-a", "runtime-hook"]
     # whole_gpu 1 + native handoff 1 + admission-control 3 (multi-tenant) + bin-packing 1, four components at -1.5
     assert cand.score == 0
+
+
+def test_a_core_is_checked_against_the_contract_points_by_default(ctx):
+    # sharer hands out memory/compute shares, not whole GPUs
+    assert evaluate(ctx, _candidate(ctx, "queue-a", "sched-b", handoff="sharer")) == (
+        "Advertise fails: sharer does not advertise Whole GPU")
