@@ -363,19 +363,19 @@ class RulesData(_Data):
                 found.append(f"{where}: unknown capability {slug!r}")
 
         if set(self.unit) != set(ResourceUnit):
-            found.append(f"units: missing {sorted(set(ResourceUnit) - set(self.unit))}")
+            found.append(f"units: missing {_names(set(ResourceUnit) - set(self.unit))}")
         if set(self.verdict) != set(Verdict):
-            found.append(f"verdicts: missing {sorted(set(Verdict) - set(self.verdict))}")
+            found.append(f"verdicts: missing {_names(set(Verdict) - set(self.verdict))}")
         if set(self.contract_point) != set(ContractPoint):
-            found.append(f"contract_points: missing {sorted(set(ContractPoint) - set(self.contract_point))}")
+            found.append(f"contract_points: missing {_names(set(ContractPoint) - set(self.contract_point))}")
         if set(self.slot) != set(SlotName):
-            found.append(f"slots: missing {sorted(set(SlotName) - set(self.slot))}")
+            found.append(f"slots: missing {_names(set(SlotName) - set(self.slot))}")
         if set(self.isolation_accepts) != set(Isolation):
-            found.append(f"isolation: missing {sorted(set(Isolation) - set(self.isolation_accepts))}")
+            found.append(f"isolation: missing {_names(set(Isolation) - set(self.isolation_accepts))}")
         cap("gang", self.gang.capability)
         missing_fit = {u for u in ResourceUnit if u != ResourceUnit.NODE} - set(self.fit)
         if missing_fit:
-            found.append(f"unit_fit: missing {sorted(missing_fit)}")
+            found.append(f"unit_fit: missing {_names(missing_fit)}")
         for v in self.verdicts:
             for a in [*v.axes, *v.control_axes]:
                 if a not in self.axis:
@@ -409,6 +409,11 @@ class RulesData(_Data):
                 if w.pool not in names:
                     found.append(f"profiles.{p.profile}.workloads.{w.name}: unknown pool {w.pool!r}")
         return found
+
+
+def _names(members) -> list[str]:
+    """Enum members as the names a rules file spells ('fraction', not <ResourceUnit.FRACTION: ...>)."""
+    return sorted(str(m) for m in members)
 
 
 def _read(path: Path) -> dict:
