@@ -1,0 +1,32 @@
+"""Volcano's capacity plugin as a reclaim victim check (volcano-sh/volcano pkg/scheduler/plugins/capacity,
+Reclaimable): a queue above its deserved share in the victim's dimension gives pods, but never so many
+that its allocation falls below its guarantee; a guarantee of zero in a dimension it does not use
+does not hold anything back."""
+
+from __future__ import annotations
+
+from tests.scheduler_core.upstream.volcano_harness import run_queue_case
+
+GPU = "nvidia.com/gpu"
+NODE = [{"name": "n1", "gpus": 4}]
+RUNNING = [{"name": "a", "queue": "qa", "pods": 4, "on": "n1"}]  # qa holds the node: 4 one-GPU pods
+
+
+def evicted(qa_guarantee: dict, pods: int, min_pods: int) -> dict:
+    queues = [{"name": "qa", "guarantee": qa_guarantee, "deserved": {GPU: 2}}, {"name": "qb", "deserved": {GPU: 2}}]
+    _, _, out = run_queue_case(NODE, queues, RUNNING, [{"name": "b", "queue": "qb", "pods": pods, "min": min_pods}],
+                               actions=("allocate", "reclaim"), plugins=("capacity",))
+    return out
+
+
+def test_a_queue_above_its_guarantee_gives_two_pods_to_a_two_pod_gang():
+    assert evicted({GPU: 1}, pods=2, min_pods=2) == {"a": 2}
+
+
+def test_a_zero_guarantee_in_an_unused_dimension_does_not_block_reclaim():
+    assert evicted({GPU: 1, "memory": 0}, pods=2, min_pods=2) == {"a": 2}
+
+
+def test_a_queue_may_be_reclaimed_down_to_exactly_its_guarantee():
+    # guarantee 3 (deserved is floored at it): 4 -> 3 is allowed, qb's one-pod job gets its GPU.
+    assert evicted({GPU: 3}, pods=1, min_pods=1) == {"a": 1}
