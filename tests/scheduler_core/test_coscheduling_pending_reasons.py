@@ -46,3 +46,14 @@ def test_a_rejected_group_in_its_backoff_says_until_when():
 def test_a_group_none_of_whose_pods_fits_reports_the_fit_error_even_in_backoff():
     assert pending_reason([(0, 4), (1, 4)], pods=2, per_pod=4, backoff=3600) == (
         "0/2 nodes are available: 2 Insufficient nvidia.com/gpu. " + TAIL.format(pod="pg-0"))
+
+
+def test_without_a_backoff_a_group_is_never_said_to_be_in_backoff_even_in_its_first_second():
+    docs = [{"kind": "batch", "name": "other", "gpus_per_worker": 2, "duration": "10h"},
+            {"kind": "training", "name": "pg", "workers": 2, "gpus_per_worker": 2, "min_available": 2,
+             "duration": "1h", "arrival": {"at": 0.0}}]
+    r = simulate({"name": "cosched", "horizon": "0.5s",
+                  "pool": {"node_groups": [{"name": "n0", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 4}]},
+                  "stack": {"control_plane": {"scheduler": "coscheduling"}}, "workloads": docs})
+    assert workload(r, "pg").pending_reason == (
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. " + TAIL.format(pod="pg-1"))
