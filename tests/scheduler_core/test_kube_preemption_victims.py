@@ -57,3 +57,30 @@ def test_pods_of_equal_priority_are_never_deleted():
 def test_a_preemptor_that_fits_deletes_nothing():
     deleted, binds = preemption([("a", 0, 2, 1, 1, 0), ("c", 1, 4, 1, 1, 0)], per_pod=2)
     assert (deleted, binds) == ([], [(60.0, "1 pod(s): n0-0 x1")])
+
+
+def test_pods_of_equal_priority_never_make_up_what_a_lower_one_cannot_free():
+    # n0: one priority-1 pod (1 GPU) beside three priority-10 pods; n1 all priority 10.  Deleting the
+    # low pod frees 1 GPU of the 2 needed, and no equal-priority pod may go: nothing is deleted.
+    deleted, binds = preemption([("a", 0, 1, 1, 1, 0), ("b", 0, 3, 1, 10, 0), ("c", 1, 4, 1, 10, 0)], per_pod=2)
+    assert (deleted, binds) == ([], [])
+
+
+def test_a_free_gpu_on_the_node_counts_toward_the_room_needed():
+    # n0: three 1-GPU low pods and one free GPU: deleting one pod is enough for 2 GPUs.
+    deleted, binds = preemption([("a", 0, 3, 1, 1, 0), ("c", 1, 4, 1, 10, 0)], per_pod=2)
+    assert [pod for _, pod, _ in deleted] == ["a-2"] and binds == [(90.0, "1 pod(s): n0-0 x1")]
+
+
+def test_pods_bound_for_a_gang_still_waiting_for_its_last_worker_are_victims():
+    # a is a 3-worker training job pinned to n0 (4 GPUs): two 2-GPU workers bound, waiting for the third.
+    groups = [{"name": f"n{i}", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 4} for i in range(2)]
+    docs = [{"kind": "training", "name": "a", "workers": 3, "gpus_per_worker": 2, "node_group": "n0", "priority": 1,
+             "duration": "10h", "arrival": {"at": 0}},
+            {"kind": "batch", "name": "c", "workers": 4, "gpus_per_worker": 1, "node_group": "n1", "priority": 10,
+             "duration": "10h", "arrival": {"at": 0}},
+            {"kind": "batch", "name": "urgent", "workers": 1, "gpus_per_worker": 2, "priority": 10, "duration": "1h",
+             "arrival": {"at": 60}}]
+    r = simulate({"name": "kube", "horizon": "2h", "pool": {"node_groups": groups},
+                  "stack": {"control_plane": {"scheduler": "kube-default"}}, "workloads": docs})
+    assert [(e.t, e.workload) for e in r.events.entries if e.kind == "preempt"] == [(60.0, "a-1")]
