@@ -30,3 +30,9 @@ def test_a_zero_guarantee_in_an_unused_dimension_does_not_block_reclaim():
 def test_a_queue_may_be_reclaimed_down_to_exactly_its_guarantee():
     # guarantee 3 (deserved is floored at it): 4 -> 3 is allowed, qb's one-pod job gets its GPU.
     assert evicted({GPU: 3}, pods=1, min_pods=1) == {"a": 1}
+
+
+def test_a_queue_below_its_guarantee_in_a_dimension_it_does_not_use_gives_nothing():
+    # Upstream's check is guarantee <= allocated - victim in every dimension: 0.5 GiB of memory
+    # guaranteed and none allocated fails it, so qa is no victim.
+    assert evicted({GPU: 1, "memory": 0.5}, pods=2, min_pods=2) == {}

@@ -36,3 +36,12 @@ def test_a_minmember_below_the_role_minima_binds_the_first_role_alone():
     # minMember 1 does not cover the role minima (1 + 2): they do not apply, and the master is enough.
     r = run([blocker("long", "10h"), pytorch_job(workers=2, worker_min=2, min_available=1)], pool=pool(1), horizon="3h")
     assert binds_at(r, 0.0) == [("long", "1 pod(s): gpu-0 x1"), ("train-master", "1 pod(s): cpu-0 x1")]
+
+
+def test_the_role_minimum_is_spread_as_nodeorder_spreads_then_the_group_grows_pod_by_pod():
+    # 5 workers of 4 GPUs do not fit two 8-GPU nodes: the minimum (master + 2 workers) binds on two nodes
+    # (LeastRequested), then one more worker per node while they fit.
+    r = run([pytorch_job(workers=5, worker_gpus=4, worker_min=2, dur="20h")], pool=pool(2), horizon="1h")
+    assert binds_at(r, 0.0) == [("train-master", "1 pod(s): cpu-0 x1"),
+                                ("train-worker", "2 pod(s): gpu-0 x1, gpu-1 x1"),
+                                ("train-worker", "1 pod(s): gpu-0 x1"), ("train-worker", "1 pod(s): gpu-1 x1")]
