@@ -36,3 +36,22 @@ def test_a_queue_below_its_guarantee_in_a_dimension_it_does_not_use_gives_nothin
     # Upstream's check is guarantee <= allocated - victim in every dimension: 0.5 GiB of memory
     # guaranteed and none allocated fails it, so qa is no victim.
     assert evicted({GPU: 1, "memory": 0.5}, pods=2, min_pods=2) == {}
+
+
+def test_a_best_effort_queue_without_deserved_is_an_immediate_victim():
+    queues = [{"name": "qa"}, {"name": "qb", "deserved": {GPU: 2}}]
+    _, _, out = run_queue_case(NODE, queues, RUNNING, [{"name": "b", "queue": "qb", "pods": 2, "min": 2}],
+                               actions=("allocate", "reclaim"), plugins=("capacity",))
+    assert out == {"a": 2}
+
+
+def test_only_a_pod_using_the_dimension_its_queue_exceeds_is_a_victim():
+    # qa is at its GPU deserved (4) and above its memory deserved (1 GiB): x's pods use no memory and are
+    # spared although x is the newest job; one of y's pods (4 GiB each) goes.
+    queues = [{"name": "qa", "deserved": {GPU: 4, "memory": 1}}, {"name": "qb", "deserved": {GPU: 2}}]
+    running = [{"name": "y", "queue": "qa", "pods": 2, "memory": 4, "on": "n1"},
+               {"name": "x", "queue": "qa", "pods": 2, "on": "n1"}]
+    _, _, out = run_queue_case([{"name": "n1", "gpus": 4, "memory": 64}], queues, running,
+                               [{"name": "b", "queue": "qb", "pods": 1, "min": 1}],
+                               actions=("allocate", "reclaim"), plugins=("capacity",))
+    assert out == {"y": 1}
