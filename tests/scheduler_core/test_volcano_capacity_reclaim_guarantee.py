@@ -55,3 +55,21 @@ def test_only_a_pod_using_the_dimension_its_queue_exceeds_is_a_victim():
                                [{"name": "b", "queue": "qb", "pods": 1, "min": 1}],
                                actions=("allocate", "reclaim"), plugins=("capacity",))
     assert out == {"y": 1}
+
+
+def _reclaimed_from_memory_pods(qa_deserved: dict) -> dict:
+    queues = [{"name": "qa", "deserved": qa_deserved}, {"name": "qb", "deserved": {GPU: 2}}]
+    _, _, out = run_queue_case([{"name": "n1", "gpus": 4, "memory": 64}], queues,
+                               [{"name": "a", "queue": "qa", "pods": 4, "memory": 1, "on": "n1"}],
+                               [{"name": "b", "queue": "qb", "pods": 2, "min": 2}],
+                               actions=("allocate", "reclaim"), plugins=("capacity",))
+    return out
+
+
+def test_a_victim_using_memory_its_queues_deserved_does_not_name_is_judged_on_gpus():
+    assert _reclaimed_from_memory_pods({GPU: 2}) == {"a": 2}
+
+
+def test_a_zero_gpu_deserved_still_makes_every_gpu_of_the_queue_reclaimable():
+    # deserved {gpu: 0, memory: 4}: qa's 4 GiB are at deserved, its GPUs above it (a GPU counts even at zero).
+    assert _reclaimed_from_memory_pods({GPU: 0, "memory": 4}) == {"a": 2}
