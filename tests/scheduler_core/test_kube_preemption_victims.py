@@ -1,0 +1,86 @@
+"""kube-scheduler's PostFilter default preemption (kubernetes pkg/scheduler/framework/plugins/defaultpreemption):
+on the node whose victims have the lowest highest priority, then the fewest victims, then the first node,
+it deletes the lowest-priority pods, the most recently bound first, until the preemptor fits; pods of
+equal or higher priority are never victims.  The preemptor binds once the victims have terminated."""
+
+from __future__ import annotations
+
+from scheduler_core import simulate
+
+
+def preemption(running: list[tuple], per_pod: int, priority: int = 10):
+    """Two 4-GPU nodes n0, n1; running: (name, node index, pods, GPUs per pod, priority, arrival) pinned to
+    their node; a one-pod job ``urgent`` asking ``per_pod`` GPUs arrives at t=60 on any node.
+    Returns the deleted pods (with the event text) and where ``urgent`` bound."""
+    groups = [{"name": f"n{i}", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 4} for i in range(2)]
+    docs = [{"kind": "batch", "name": name, "workers": pods, "gpus_per_worker": per, "node_group": f"n{node}",
+             "priority": prio, "duration": "10h", "arrival": {"at": at}}
+            for name, node, pods, per, prio, at in running]
+    docs.append({"kind": "batch", "name": "urgent", "workers": 1, "gpus_per_worker": per_pod, "priority": priority,
+                 "duration": "1h", "arrival": {"at": 60}})
+    r = simulate({"name": "kube", "horizon": "2h", "pool": {"node_groups": groups},
+                  "stack": {"control_plane": {"scheduler": "kube-default"}}, "workloads": docs})
+    deleted = [(e.t, e.workload, e.detail) for e in r.events.entries if e.kind == "preempt"]
+    binds = [(e.t, e.detail) for e in r.events.entries if e.kind == "bind" and e.workload == "urgent"]
+    return deleted, binds
+
+
+def test_the_node_whose_victims_have_the_lowest_priority_is_chosen():
+    deleted, binds = preemption([("a", 0, 4, 1, 1, 0), ("b", 1, 4, 1, 5, 0)], per_pod=2)
+    assert deleted == [(60.0, "a-3", "PreemptedByScheduler: Preempted by pod urgent on node n0-0"),
+                       (60.0, "a-2", "PreemptedByScheduler: Preempted by pod urgent on node n0-0")]
+    assert binds == [(90.0, "1 pod(s): n0-0 x1")]  # after the 30 s termination grace
+
+
+def test_at_equal_priority_the_node_with_fewer_victims_is_chosen():
+    # n0: one 2-GPU pod is enough; n1 would lose two 1-GPU pods.
+    deleted, _ = preemption([("c", 0, 4, 1, 1, 0), ("a", 1, 2, 2, 1, 0)], per_pod=2)
+    assert [pod for _, pod, _ in deleted] == ["a-1"]
+
+
+def test_between_equal_nodes_the_first_is_chosen():
+    deleted, binds = preemption([("a", 0, 4, 1, 1, 0), ("c", 1, 4, 1, 1, 0)], per_pod=2)
+    assert [pod for _, pod, _ in deleted] == ["a-3", "a-2"] and binds == [(90.0, "1 pod(s): n0-0 x1")]
+
+
+def test_on_the_node_the_most_recently_bound_pods_go_first():
+    # n0 holds a (bound at 0) and b (bound at 30), both priority 1; n1's pods outrank nothing.
+    deleted, _ = preemption([("a", 0, 2, 1, 1, 0), ("b", 0, 2, 1, 1, 30), ("c", 1, 4, 1, 10, 0)], per_pod=3)
+    assert [pod for _, pod, _ in deleted] == ["b-1", "b-0", "a-1"]
+
+
+def test_pods_of_equal_priority_are_never_deleted():
+    deleted, binds = preemption([("a", 0, 4, 1, 10, 0), ("c", 1, 4, 1, 10, 0)], per_pod=2)
+    assert (deleted, binds) == ([], [])
+
+
+def test_a_preemptor_that_fits_deletes_nothing():
+    deleted, binds = preemption([("a", 0, 2, 1, 1, 0), ("c", 1, 4, 1, 1, 0)], per_pod=2)
+    assert (deleted, binds) == ([], [(60.0, "1 pod(s): n0-0 x1")])
+
+
+def test_pods_of_equal_priority_never_make_up_what_a_lower_one_cannot_free():
+    # n0: one priority-1 pod (1 GPU) beside three priority-10 pods; n1 all priority 10.  Deleting the
+    # low pod frees 1 GPU of the 2 needed, and no equal-priority pod may go: nothing is deleted.
+    deleted, binds = preemption([("a", 0, 1, 1, 1, 0), ("b", 0, 3, 1, 10, 0), ("c", 1, 4, 1, 10, 0)], per_pod=2)
+    assert (deleted, binds) == ([], [])
+
+
+def test_a_free_gpu_on_the_node_counts_toward_the_room_needed():
+    # n0: three 1-GPU low pods and one free GPU: deleting one pod is enough for 2 GPUs.
+    deleted, binds = preemption([("a", 0, 3, 1, 1, 0), ("c", 1, 4, 1, 10, 0)], per_pod=2)
+    assert [pod for _, pod, _ in deleted] == ["a-2"] and binds == [(90.0, "1 pod(s): n0-0 x1")]
+
+
+def test_pods_bound_for_a_gang_still_waiting_for_its_last_worker_are_victims():
+    # a is a 3-worker training job pinned to n0 (4 GPUs): two 2-GPU workers bound, waiting for the third.
+    groups = [{"name": f"n{i}", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 4} for i in range(2)]
+    docs = [{"kind": "training", "name": "a", "workers": 3, "gpus_per_worker": 2, "node_group": "n0", "priority": 1,
+             "duration": "10h", "arrival": {"at": 0}},
+            {"kind": "batch", "name": "c", "workers": 4, "gpus_per_worker": 1, "node_group": "n1", "priority": 10,
+             "duration": "10h", "arrival": {"at": 0}},
+            {"kind": "batch", "name": "urgent", "workers": 1, "gpus_per_worker": 2, "priority": 10, "duration": "1h",
+             "arrival": {"at": 60}}]
+    r = simulate({"name": "kube", "horizon": "2h", "pool": {"node_groups": groups},
+                  "stack": {"control_plane": {"scheduler": "kube-default"}}, "workloads": docs})
+    assert [(e.t, e.workload) for e in r.events.entries if e.kind == "preempt"] == [(60.0, "a-1")]
