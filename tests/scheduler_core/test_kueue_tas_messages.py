@@ -64,3 +64,42 @@ def test_exactly_enough_cores_or_memory_leave_the_gpu_as_the_limiting_resource()
     assert out["wl"] == (None, gpu_short)
     out = pending([node("x1", 1, memory_gib=32)], [("holder", 1, {}), ("wl", 1, {"host_memory_gib": 32})])
     assert out["wl"] == (None, gpu_short)
+
+
+def test_a_required_rack_level_counts_one_rack_at_a_time():
+    racks = [node("x1", 1) | {"rack": "r1"}, node("x2", 1) | {"rack": "r2"}]
+    out = pending(racks, [("wl", 2, {"topology": {"required": "rack"}})])
+    assert out["wl"] == (None, PREFIX + 'topology "default" allows to fit only 1 out of 2 pod(s)')
+
+
+def test_cores_and_memory_the_pod_does_not_ask_for_are_not_the_limit():
+    # The node has cores and host memory to spare; the pod asks only a GPU, which the holder has taken.
+    out = pending([node("x1", 1, cpu=4, memory_gib=64)], [("holder", 1, {}), ("wl", 1, {})])
+    assert out["wl"] == (None, PREFIX + 'topology "default" doesn\'t allow to fit any of 1 pod(s). Total nodes: 1; '
+                                        'excluded: resource "nvidia.com/gpu": 1')
+
+
+def test_kueue_names_a_hami_vgpu_request_nvidia_com_gpu():
+    # HAMi's pods ask hami/nvidia.com/gpu of the scheduler; Kueue counts and names nvidia.com/gpu.
+    flavor = {"name": "tas-default", "quotas": {"nvidia.com/gpu": 50, "nvidia.com/gpumem": 10**7}}
+    sc = parse_scenario({
+        "name": "kueue-tas-hami", "horizon": "1h", "pool": {"node_groups": [node("x1", 1)]},
+        "stack": {"data_plane": {"mechanism": "hami"},
+                  "control_plane": {"scheduler": "kube-default", "admission": "kueue", "kueue": {
+                      "topology_aware_scheduling": True, "local_queues": {"default": "main"},
+                      "cluster_queues": [{"name": "main", "flavors": [flavor]}]}}},
+        "workloads": [{"kind": "training", "name": "wl", "workers": 1, "gpus_per_worker": 2, "duration": "10h"}]})
+    sim = ClusterSimulation(sc)
+    sim.execute()
+    wl = sim.workloads[0]
+    assert wl.request.resource == "hami/nvidia.com/gpu"
+    assert sim.pending_reason(wl) == PREFIX + ('topology "default" doesn\'t allow to fit any of 1 pod(s). Total '
+                                               'nodes: 1; excluded: resource "nvidia.com/gpu": 1')
+
+
+def test_nodes_outside_the_pods_node_selector_are_excluded_by_nodeselector():
+    # The pods select x1 (held by the holder): x2 and x3 are excluded by the selector, x1 by its GPU.
+    out = pending([node("x1", 1), node("x2", 1), node("x3", 1)],
+                  [("holder", 1, {"node_group": "x1"}), ("wl", 1, {"node_group": "x1"})])
+    assert out["wl"] == (None, PREFIX + 'topology "default" doesn\'t allow to fit any of 1 pod(s). Total nodes: 3; '
+                                        'excluded: nodeSelector: 2, resource "nvidia.com/gpu": 1')
