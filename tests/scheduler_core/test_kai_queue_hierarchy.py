@@ -75,3 +75,11 @@ def test_a_higher_priority_queue_allocates_first():
     start = _starts([{"name": "a", "quota": 4}, {"name": "b", "quota": 4, "priority": 1}],
                     [job("a1", 6, at=60), job("b1", 6, tenant="b", at=60)])
     assert start == {"a1": None, "b1": 60}
+
+
+def test_no_reclaim_that_would_leave_the_victim_queue_below_its_fair_share():
+    # b runs 6 + 2 GPUs with a fair share of 4 once a asks for 4.  Evicting b2 frees only 2; evicting b1 as
+    # well would leave b with 2 < 4, so KAI reclaims nothing and a1 waits.
+    preempted, start = _reclaimed([{"name": "a", "quota": 4}, {"name": "b", "quota": 4}],
+                                  [job("b1", 6, tenant="b"), job("b2", 2, tenant="b"), job("a1", 4, at=60)])
+    assert preempted == [] and start["a1"] is None

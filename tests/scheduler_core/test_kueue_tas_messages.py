@@ -103,3 +103,23 @@ def test_nodes_outside_the_pods_node_selector_are_excluded_by_nodeselector():
                   [("holder", 1, {"node_group": "x1"}), ("wl", 1, {"node_group": "x1"})])
     assert out["wl"] == (None, PREFIX + 'topology "default" doesn\'t allow to fit any of 1 pod(s). Total nodes: 3; '
                                         'excluded: nodeSelector: 2, resource "nvidia.com/gpu": 1')
+
+
+def test_a_mig_request_is_excluded_by_its_mig_resource():
+    # The node's one GPU is cut into a single 3g.40gb instance, which the holder takes.
+    groups = [node("x1", 1) | {"mig": [{"layout": ["3g.40gb@0"]}]}]
+    flavor = {"name": "tas-default", "quotas": {"nvidia.com/mig-3g.40gb": 50}}
+    docs = [{"kind": "training", "name": name, "workers": 1, "duration": "10h", "unit": {"mig_profile": "3g.40gb"},
+             "arrival": {"at": float(i)}} for i, name in enumerate(("holder", "wl"))]
+    sc = parse_scenario({
+        "name": "kueue-tas-mig", "horizon": "1h", "pool": {"node_groups": groups},
+        "stack": {"data_plane": {"mechanism": "mig"},
+                  "control_plane": {"scheduler": "kube-default", "admission": "kueue", "kueue": {
+                      "topology_aware_scheduling": True, "local_queues": {"default": "main"},
+                      "cluster_queues": [{"name": "main", "flavors": [flavor]}]}}},
+        "workloads": docs})
+    sim = ClusterSimulation(sc)
+    sim.execute()
+    wl = next(w for w in sim.workloads if w.name == "wl")
+    assert sim.pending_reason(wl) == PREFIX + ('topology "default" doesn\'t allow to fit any of 1 pod(s). Total '
+                                               'nodes: 1; excluded: resource "nvidia.com/mig-3g.40gb": 1')
