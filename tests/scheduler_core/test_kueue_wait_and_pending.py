@@ -83,3 +83,19 @@ def test_backoff_limit_zero_deactivates_at_the_first_timeout():
     _, gang, events = _stuck_gang(backoff_limit_count=0)
     assert events == [(60.0, "admit", "ClusterQueue a, flavor a100"), (660.0, "fail", "Deactivated")]
     assert gang.state == "failed"
+
+
+def test_a_service_stopped_during_its_requeue_backoff_is_not_admitted_again():
+    # The 8-replica service never gets ready beside the resident pod, is evicted at 11 min with a 1 h backoff
+    # and reaches its stop time (30 min) while it waits: Kueue does not admit it again.
+    svc = {"kind": "inference", "name": "svc", "tenant": "a", "replicas": 8, "model_memory_gib": 10,
+           "compute_fraction": 0.3, "arrival_rate": 1.0, "service_time": {"mean": "20ms", "cv": 0.5},
+           "slo": {"p99": "200ms"}, "start": 60, "stop": "30m"}
+    r = simulate(minimal(horizon="3h", pool=ONE_NODE, workloads=[job("resident", 1, dur="3h", tenant="b"), svc],
+                         stack=kueue([cq("a", 8, "org"), cq("b", 1, "org")],
+                                     wait_for_pods_ready={"enable": True, "timeout": "10m", "backoff_base": "1h"}),
+                         tenants=[{"name": "a", "queue": "a"}, {"name": "b", "queue": "b"}]))
+    events = [(e.t, e.kind, e.detail) for e in r.events.entries if e.workload == "svc" and e.kind != "bind"]
+    assert events == [(60.0, "admit", "ClusterQueue a, flavor a100"), (660.0, "evict", "PodsReadyTimeout"),
+                      (660.0, "requeue", "after 3600s")]
+    assert next(w for w in r.workloads if w.name == "svc").state == "stopped"
