@@ -123,3 +123,11 @@ def test_a_mig_request_is_excluded_by_its_mig_resource():
     wl = next(w for w in sim.workloads if w.name == "wl")
     assert sim.pending_reason(wl) == PREFIX + ('topology "default" doesn\'t allow to fit any of 1 pod(s). Total '
                                                'nodes: 1; excluded: resource "nvidia.com/mig-3g.40gb": 1')
+
+
+def test_memory_and_gpu_both_short_name_memory_first_as_kueue_breaks_ties():
+    # The holder takes the only GPU and the pod asks 32 GiB of the 16 left: no room in either resource; Kueue
+    # breaks the tie alphabetically, so memory is named.
+    out = pending([node("x1", 1, memory_gib=16)], [("holder", 1, {}), ("wl", 1, {"host_memory_gib": 32})])
+    assert out["wl"] == (None, PREFIX + 'topology "default" doesn\'t allow to fit any of 1 pod(s). Total nodes: 1; '
+                                        'excluded: resource "memory": 1')
