@@ -271,10 +271,11 @@ class KaiScheduler(QueuedPolicy):
                     for p in n.pods:
                         if p.state in ("running", "bound"):
                             running.setdefault(p.wl.uid, p.wl)
-            victims = [v for v in running.values()
-                       if v.queue != wl.queue and v.priority < PREEMPTIBLE_BELOW
-                       and any_above(sim.queue_usage.get(v.queue, {}), self.fair.get(v.queue, {}))
-                       and (v.first_start is None or sim.now - v.first_start >= self.cfg.min_guaranteed_runtime)]
+            candidates = [v for v in running.values()
+                          if v.queue != wl.queue and v.priority < PREEMPTIBLE_BELOW
+                          and any_above(sim.queue_usage.get(v.queue, {}), self.fair.get(v.queue, {}))]
+            min_runtime = self.cfg.min_guaranteed_runtime
+            victims = [v for v in candidates if v.first_start is None or sim.now - v.first_start >= min_runtime]
             victims.sort(key=lambda v: (-self._saturation(v.queue), v.priority, -(v.first_start or 0.0), -v.uid))
             chosen: list = []
             left: dict[str, dict[str, float]] = {}
@@ -291,7 +292,13 @@ class KaiScheduler(QueuedPolicy):
                 if probe.fits():
                     break
             else:
-                continue  # reclaiming cannot make room where the job fits: evict nothing
+                # Reclaiming cannot make room where the job fits: evict nothing.  KAI tries again every cycle,
+                # so come back when the next job spared by minRuntime becomes a candidate.
+                young = [v.first_start + min_runtime for v in candidates if v.first_start is not None
+                         and sim.now - v.first_start < min_runtime]
+                if young:
+                    sim.retry_at(min(young) + 1e-6)
+                continue
             for v in chosen:
                 sim.evict(v, "KaiReclaim")
             wl.nominated_until = sim.now + sim.params.termination_grace + 1e-6

@@ -1,0 +1,85 @@
+"""KAI queues form a tree: a parent queue's quota and limit bind the jobs of all its children."""
+
+from __future__ import annotations
+
+import pytest
+
+from scheduler_core import simulate
+from tests.scheduler_core.conftest import minimal
+from tests.scheduler_core.test_queue_resources import NODE, job, kai
+
+TENANTS = [{"name": "a", "queue": "a"}, {"name": "b", "queue": "b"}]
+
+
+def run(queues, docs):
+    r = simulate(minimal(pool=NODE, stack=kai(queues), workloads=docs, tenants=TENANTS))
+    return {w.name: (w.start, w.pending_reason) for w in r.workloads}
+
+
+def test_non_preemptible_pods_of_a_sibling_count_against_the_parent_quota():
+    # a and b each have quota 4 under org (quota 4): a's non-preemptible 3 GPUs leave org room for 1, so b's
+    # non-preemptible 2-GPU job waits with KAI's words about org; b's preemptible job goes over quota.
+    queues = [{"name": "org", "quota": 4}, {"name": "a", "parent": "org", "quota": 4},
+              {"name": "b", "parent": "org", "quota": 4}]
+    out = run(queues, [job("train", 3, priority=100), job("serve", 2, tenant="b", priority=100, at=60),
+                       job("batch", 2, tenant="b", at=60)])
+    assert out["train"][0] == 0 and out["batch"][0] == 60
+    assert out["serve"] == (None, "Non-preemptible workload is over quota. Workload requested 2 GPUs, but org quota "
+                                  "is 4 GPUs, while 3 GPUs are already allocated for non-preemptible pods. Use a "
+                                  "preemptible workload to go over quota.")
+
+
+def _reclaimed(queues, docs):
+    r = simulate(minimal(pool=NODE, stack=kai(queues), workloads=docs, tenants=TENANTS))
+    return [e.workload for e in r.events.entries if e.kind == "preempt"], {w.name: w.start for w in r.workloads}
+
+
+def test_a_higher_priority_queue_takes_the_over_quota_share_first_and_reclaims_it():
+    # No quotas: the 8 GPUs are all over-quota.  At queue priority 1, a deserves the whole node for its 8-GPU
+    # job and reclaims both of b's jobs (newest first); at equal priority a deserves 4 and reclaims nothing.
+    docs = [job("b1", 4, tenant="b"), job("b2", 4, tenant="b"), job("a1", 8, at=60)]
+    preempted, start = _reclaimed([{"name": "a", "quota": 0, "priority": 1}, {"name": "b", "quota": 0}], docs)
+    assert preempted == ["b2", "b1"] and start["a1"] == 60 + 30
+    preempted, start = _reclaimed([{"name": "a", "quota": 0}, {"name": "b", "quota": 0}], docs)
+    assert preempted == [] and start["a1"] is None
+
+
+def test_min_runtime_spares_young_jobs_until_they_have_run_it_then_reclaims():
+    # a runs 4 x 2 GPUs over its quota of 4 since t=0; b's job arrives at 600 s.  With minRuntime 1h KAI
+    # reclaims at the first cycle after a's jobs have run an hour (the newest, a3), not when they end at 4h.
+    docs = [job(f"a{i}", 2, dur="4h") for i in range(4)] + [job("b1", 2, tenant="b", at=600)]
+    stack = kai([{"name": "a", "quota": 4}, {"name": "b", "quota": 4}])
+    stack["control_plane"]["kai"]["min_guaranteed_runtime"] = "1h"
+    r = simulate(minimal(horizon="6h", pool=NODE, stack=stack, workloads=docs, tenants=TENANTS))
+    preempt = [(e.t, e.workload) for e in r.events.entries if e.kind == "preempt"]
+    assert [w for _, w in preempt] == ["a3"] and preempt[0][0] == pytest.approx(3600, abs=1e-3)
+    assert next(w for w in r.workloads if w.name == "b1").start == pytest.approx(3600 + 30, abs=1e-3)
+
+
+def _starts(queues, docs):
+    stack = kai(queues)
+    stack["control_plane"]["kai"]["reclaim"] = False
+    r = simulate(minimal(pool=NODE, stack=stack, workloads=docs, tenants=TENANTS))
+    return {w.name: w.start for w in r.workloads}
+
+
+def test_the_less_saturated_queue_allocates_first():
+    # a already runs 4 GPUs of its share; a1 and b1 (4 GPUs each) arrive together for the 4 GPUs left: b's,
+    # the queue with nothing allocated, gets them, a1 waits until a0 ends.
+    start = _starts([{"name": "a", "quota": 4}, {"name": "b", "quota": 4}],
+                    [job("a0", 4, dur="1h"), job("a1", 4, at=60, dur="1h"), job("b1", 4, tenant="b", at=60, dur="1h")])
+    assert start == {"a0": 0, "b1": 60, "a1": 3600}
+
+
+def test_a_higher_priority_queue_allocates_first():
+    start = _starts([{"name": "a", "quota": 4}, {"name": "b", "quota": 4, "priority": 1}],
+                    [job("a1", 6, at=60), job("b1", 6, tenant="b", at=60)])
+    assert start == {"a1": None, "b1": 60}
+
+
+def test_no_reclaim_that_would_leave_the_victim_queue_below_its_fair_share():
+    # b runs 6 + 2 GPUs with a fair share of 4 once a asks for 4.  Evicting b2 frees only 2; evicting b1 as
+    # well would leave b with 2 < 4, so KAI reclaims nothing and a1 waits.
+    preempted, start = _reclaimed([{"name": "a", "quota": 4}, {"name": "b", "quota": 4}],
+                                  [job("b1", 6, tenant="b"), job("b2", 2, tenant="b"), job("a1", 4, at=60)])
+    assert preempted == [] and start["a1"] is None
