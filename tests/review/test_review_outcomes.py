@@ -290,3 +290,29 @@ def test_a_new_projects_diff_shows_every_field_as_added(architect, new_project_d
     changes = review.revision_diff(project.revisions.get())
     assert changes and all(c.kind == "added" for c in changes)
     assert "slug" in {c.path for c in changes}
+
+
+# -- a page's copy of a proposal that was reviewed meanwhile --------------------------------------
+
+
+def test_a_proposal_accepted_meanwhile_cannot_be_rejected_from_an_older_copy(architect, reviewer):
+    revision = review.revision_propose(kueue(), kueue_with(promise="A."), user=architect, reason="a")
+    second_reviewers_copy = Revision.objects.get(pk=revision.pk)  # loaded before the accept
+    review.revision_accept(revision, user=reviewer)
+    other_reviewer = make_user("rev2", "reviewer")
+    with pytest.raises(ValidationError) as exc:
+        review.revision_reject(second_reviewers_copy, user=other_reviewer, comment="no")
+    assert messages(exc, "status") == ["Only a proposed revision can be reviewed; this one is accepted."]
+    revision.refresh_from_db()
+    assert (revision.status, revision.reviewer, revision.review_comment) == (Revision.ACCEPTED, reviewer, "")
+
+
+def test_a_proposal_accepted_meanwhile_cannot_be_edited_from_an_older_copy(architect, reviewer):
+    revision = review.revision_propose(kueue(), kueue_with(promise="A."), user=architect, reason="a")
+    authors_copy = Revision.objects.get(pk=revision.pk)  # the author's edit page, loaded before the accept
+    review.revision_accept(revision, user=reviewer)
+    with pytest.raises(ValidationError) as exc:
+        review.revision_update(authors_copy, kueue_with(promise="B."), user=architect, reason="b", submit=True)
+    assert messages(exc, "status") == ["A accepted proposal cannot be edited; rebase it first."]
+    revision.refresh_from_db()
+    assert (revision.status, revision.document["placement"]["promise"]) == (Revision.ACCEPTED, "A.")
