@@ -80,6 +80,12 @@ def test_a_proposal_remembers_its_author_its_base_version_and_a_trimmed_reason(a
     assert draft.status == Revision.DRAFT
 
 
+def test_a_blank_reason_is_refused_saying_a_reason_is_required(architect):
+    with pytest.raises(ValidationError) as exc:
+        review.revision_propose(kueue(), kueue_with(promise="P."), user=architect, reason="   ")
+    assert messages(exc, "reason") == ["A reason for the change is required."]
+
+
 def test_a_proposal_cannot_rename_the_project(architect):
     with pytest.raises(ValidationError) as exc:
         review.revision_propose(kueue(), kueue_with(slug="kueue-2"), user=architect, reason="rename")
