@@ -117,6 +117,7 @@ def _proposal() -> dict:
 
 
 def test_a_read_only_token_is_told_how_to_get_writing(architect):
+    token_client(make_user("writer", "architect"), can_write=True)  # another user's grant is not this token's
     response = token_client(architect).post("/api/v1/projects/kueue/revisions/", _proposal(), format="json")
     body = assert_error_body(response, 403)
     assert body["detail"] == READ_ONLY_TOKEN

@@ -207,8 +207,9 @@ def test_a_rejected_proposal_cannot_be_reviewed_again_and_says_why(architect, re
 
 def test_a_reviewer_cannot_reject_their_own_proposal(reviewer):
     revision = review.revision_propose(kueue(), kueue_with(promise="Own."), user=reviewer, reason="own")
-    with pytest.raises(PermissionDenied, match="their own proposal"):
+    with pytest.raises(PermissionDenied) as exc:
         review.revision_reject(revision, user=reviewer, comment="no")
+    assert str(exc.value) == "nobody may review their own proposal"
 
 
 # -- rebase ---------------------------------------------------------------------------------------
