@@ -8,7 +8,7 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run worker test test-fast browser bench mutation clean
+.PHONY: install run worker test test-fast browser bench mutation mutation-services clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,15 @@ mutation: install
 	rm -rf mutants
 	nice -n 10 $(VENV)/bin/mutmut run --max-children 2 $(if $(MUTATE),'$(MUTATE).*') || true
 	$(PY) tools/mutation_report.py
+
+# The Django services (tools/mutation_services.py): their tests on PostgreSQL, database
+# MUTATION_DATABASE_URL (tests use test_<name>, --reuse-db), one mutmut child. One module:
+# make mutation-services MUTATE=placement.services.review
+MUTATION_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/mut
+mutation-services: install
+	rm -rf mutants
+	MUTATION_DATABASE_URL=$(MUTATION_DATABASE_URL) nice -n 10 $(PY) tools/mutation_services.py run $(if $(MUTATE),'$(MUTATE).*') || true
+	$(PY) tools/mutation_report.py --services
 
 clean:
 	rm -rf $(VENV) var .pytest_cache mutants

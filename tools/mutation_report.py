@@ -1,5 +1,7 @@
 """Print the mutation score per module from mutmut's results (run after `mutmut run`).
 
+`--services`: the Django services' run (tools/mutation_services.py, `make mutation-services`).
+
 Score = killed / (killed + survived + timeout); 'no tests' mutants count as survivors, because a
 line no test reaches is exactly the gap a mutation audit is for.
 """
@@ -8,14 +10,18 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 from collections import Counter, defaultdict
 
 KILLED = {"killed"}
 SURVIVED = {"survived", "no tests", "timeout", "suspicious"}
 
 
-def main() -> int:
-    out = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"],
+def main(argv: list[str]) -> int:
+    mutmut = [sys.executable, "-m", "mutmut"]
+    if "--services" in argv:  # mutmut with the services' configuration: it lists only their files
+        mutmut = [sys.executable, str(Path(__file__).with_name("mutation_services.py"))]
+    out = subprocess.run([*mutmut, "results", "--all", "true"],
                          capture_output=True, text=True, check=False).stdout
     per_module: dict[str, Counter] = defaultdict(Counter)
     for line in out.splitlines():
@@ -25,7 +31,7 @@ def main() -> int:
         module = name.split(".x_")[0].split(".xǁ")[0]
         per_module[module][status] += 1
     if not per_module:
-        print("no mutmut results: run `make mutation` first")
+        print("no mutmut results: run `make mutation` (or `make mutation-services`) first")
         return 1
     total = Counter()
     print(f"{'module':45} {'killed':>7} {'survived':>9} {'score':>7}")
@@ -42,4 +48,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -85,16 +85,19 @@ def _require_author(revision: Revision, user) -> None:
 
 
 def revision_update(revision: Revision, doc: ProjectDocument, *, user, reason: str, submit: bool) -> Revision:
-    """Edit one's own draft (or a proposal not yet reviewed)."""
+    """Edit one's own draft (or a proposal not yet reviewed). The row is read again under a lock:
+    the author's page may hold a copy from before a reviewer accepted or rejected it."""
     _require_author(revision, user)
-    if revision.status not in (Revision.DRAFT, Revision.PROPOSED):
-        raise ValidationError({"status": [f"A {revision.status} proposal cannot be edited; rebase it first."]})
-    if doc.slug != revision.project.slug:
-        raise ValidationError({"slug": ["The slug of an existing project cannot change."]})
-    revision.document = _document_json(doc)
-    revision.reason = _reason(reason)
-    revision.status = Revision.PROPOSED if submit else Revision.DRAFT
-    revision.save()
+    with transaction.atomic():  # a block, not the decorator: mutmut 3 skips decorated functions
+        revision = Revision.objects.select_for_update(of=("self",)).select_related("project").get(pk=revision.pk)
+        if revision.status not in (Revision.DRAFT, Revision.PROPOSED):
+            raise ValidationError({"status": [f"A {revision.status} proposal cannot be edited; rebase it first."]})
+        if doc.slug != revision.project.slug:
+            raise ValidationError({"slug": ["The slug of an existing project cannot change."]})
+        revision.document = _document_json(doc)
+        revision.reason = _reason(reason)
+        revision.status = Revision.PROPOSED if submit else Revision.DRAFT
+        revision.save()
     return revision
 
 
@@ -198,14 +201,18 @@ def _accept(revision: Revision, user, comment: str) -> tuple[Revision, str]:
 
 
 def revision_reject(revision: Revision, *, user, comment: str) -> Revision:
-    _check_reviewer(revision, user)
-    if not (comment or "").strip():
-        raise ValidationError({"comment": ["Say why the proposal is rejected."]})
-    revision.status = Revision.REJECTED
-    revision.reviewer = user
-    revision.review_comment = comment.strip()
-    revision.reviewed_at = timezone.now()
-    revision.save()
+    """Reject with a comment. The row is read again under a lock, as accepting does: a second
+    reviewer's copy from before an accept must not turn the accepted revision into a rejected one."""
+    with transaction.atomic():  # a block, not the decorator: mutmut 3 skips decorated functions
+        revision = Revision.objects.select_for_update(of=("self",)).select_related("project").get(pk=revision.pk)
+        _check_reviewer(revision, user)
+        if not (comment or "").strip():
+            raise ValidationError({"comment": ["Say why the proposal is rejected."]})
+        revision.status = Revision.REJECTED
+        revision.reviewer = user
+        revision.review_comment = comment.strip()
+        revision.reviewed_at = timezone.now()
+        revision.save()
     return revision
 
 
