@@ -84,6 +84,14 @@ def _require_author(revision: Revision, user) -> None:
         raise PermissionDenied("only the author may change this proposal")
 
 
+# What the author can do instead, by the status that stops an edit.
+_NOT_EDITABLE = {
+    Revision.CONFLICTING: "A conflicting proposal cannot be edited; rebase it first.",
+    Revision.ACCEPTED: "An accepted proposal cannot be edited; propose a new change to the project.",
+    Revision.REJECTED: "A rejected proposal cannot be edited; propose a new change to the project.",
+}
+
+
 def revision_update(revision: Revision, doc: ProjectDocument, *, user, reason: str, submit: bool) -> Revision:
     """Edit one's own draft (or a proposal not yet reviewed). The row is read again under a lock:
     the author's page may hold a copy from before a reviewer accepted or rejected it."""
@@ -91,7 +99,7 @@ def revision_update(revision: Revision, doc: ProjectDocument, *, user, reason: s
     with transaction.atomic():  # a block, not the decorator: mutmut 3 skips decorated functions
         revision = Revision.objects.select_for_update(of=("self",)).select_related("project").get(pk=revision.pk)
         if revision.status not in (Revision.DRAFT, Revision.PROPOSED):
-            raise ValidationError({"status": [f"A {revision.status} proposal cannot be edited; rebase it first."]})
+            raise ValidationError({"status": [_NOT_EDITABLE[revision.status]]})
         if doc.slug != revision.project.slug:
             raise ValidationError({"slug": ["The slug of an existing project cannot change."]})
         revision.document = _document_json(doc)

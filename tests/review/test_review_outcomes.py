@@ -121,7 +121,7 @@ def test_a_rejected_proposal_cannot_be_edited_nor_renamed_by_an_edit(architect, 
     review.revision_reject(revision, user=reviewer, comment="no")
     with pytest.raises(ValidationError) as exc:
         review.revision_update(revision, kueue_with(promise="Again."), user=architect, reason="x", submit=True)
-    assert messages(exc, "status") == ["A rejected proposal cannot be edited; rebase it first."]
+    assert messages(exc, "status") == ["A rejected proposal cannot be edited; propose a new change to the project."]
     revision.refresh_from_db()
     assert revision.document["placement"]["promise"] == "Mine."
 
@@ -224,6 +224,13 @@ def _conflicting_pair(architect, other_architect, reviewer) -> tuple[Revision, i
     return second, kueue().version
 
 
+def test_a_conflicting_proposal_is_not_edited_but_rebased(architect, other_architect, reviewer):
+    second, _ = _conflicting_pair(architect, other_architect, reviewer)
+    with pytest.raises(ValidationError) as exc:
+        review.revision_update(second, kueue_with(promise="Edited."), user=other_architect, reason="x", submit=True)
+    assert messages(exc, "status") == ["A conflicting proposal cannot be edited; rebase it first."]
+
+
 def test_a_proposal_that_does_not_conflict_needs_no_rebase(architect):
     revision = review.revision_propose(kueue(), kueue_with(promise="P."), user=architect, reason="p")
     with pytest.raises(ValidationError) as exc:
@@ -321,6 +328,6 @@ def test_a_proposal_accepted_meanwhile_cannot_be_edited_from_an_older_copy(archi
     review.revision_accept(revision, user=reviewer)
     with pytest.raises(ValidationError) as exc:
         review.revision_update(authors_copy, kueue_with(promise="B."), user=architect, reason="b", submit=True)
-    assert messages(exc, "status") == ["A accepted proposal cannot be edited; rebase it first."]
+    assert messages(exc, "status") == ["An accepted proposal cannot be edited; propose a new change to the project."]
     revision.refresh_from_db()
     assert (revision.status, revision.document["placement"]["promise"]) == (Revision.ACCEPTED, "A.")
