@@ -201,14 +201,21 @@ class VolcanoScheduler(QueuedPolicy):
                     add_into(inq[wl.queue], m.request.share, m.pending)
         return inq
 
-    def _enqueue_rejection(self, wl: "Workload", inq: dict[str, dict[str, float]]) -> str | None:
-        """Why JobEnqueueable rejects ``wl`` (the first rejecting plugin's event), or None."""
+    def _committed(self, inq: dict[str, dict[str, float]]) -> dict[str, float]:
+        """What the overcommit plugin counts as taken: every queue's allocation plus its inqueue jobs' minima."""
+        used: dict[str, float] = {}
+        for q in self.queues:
+            add_into(add_into(used, self._used(q)), inq[q])
+        return used
+
+    def _enqueue_rejection(self, wl: "Workload", inq: dict[str, dict[str, float]],
+                           committed: dict[str, float] | None = None) -> str | None:
+        """Why JobEnqueueable rejects ``wl`` (the first rejecting plugin's event), or None. ``committed``:
+        :meth:`_committed` of ``inq``, when the caller keeps it up to date across many jobs."""
         minimum = self._need(wl.group.floor()) if wl.group is not None else scaled(wl.request.share, wl.min_member)
         for plugin in self.cfg.plugins:
             if plugin == "overcommit":
-                used: dict[str, float] = {}
-                for q in self.queues:
-                    add_into(add_into(used, self._used(q)), inq[q])
+                used = self._committed(inq) if committed is None else dict(committed)
                 idle = scaled(self.sim.capacity_total, self.cfg.overcommit_factor)
                 names = exceeded(used, minimum, idle)
                 if names:
@@ -221,16 +228,19 @@ class VolcanoScheduler(QueuedPolicy):
 
     def _enqueue(self) -> None:
         inq = self._inqueue_usage()
+        committed = self._committed(inq) if "overcommit" in self.cfg.plugins else None
         for key in sorted(self.pass_keys(), key=lambda k: (k[0], -k[1], str(k[2:]))):
             for wl in self.queue.iter_bucket(key):
                 if wl.uid in self.inqueue:
                     continue
-                if self._enqueue_rejection(wl, inq) is not None:
+                if self._enqueue_rejection(wl, inq, committed) is not None:
                     break  # queue or cluster full for this shape: later ones are no smaller
                 self.inqueue.add(wl.uid)
                 self._by_uid[wl.uid] = wl
-                minimum = wl.group.floor() if wl.group is not None else [(wl, wl.min_member)]
-                add_into(inq[wl.queue], self._need(minimum))
+                minimum = self._need(wl.group.floor() if wl.group is not None else [(wl, wl.min_member)])
+                add_into(inq[wl.queue], minimum)
+                if committed is not None:
+                    add_into(committed, minimum)
 
     def _strategy(self, wl: "Workload") -> tuple[str, str | None]:
         if wl.topology_required is not None:
