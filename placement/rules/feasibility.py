@@ -242,9 +242,13 @@ def pool_options(ctx: Context, spec: PoolSpec, companions: set[str], unusable=No
                 option = PoolOption(spec, unit, dp, h, local)
                 why = unusable(option) if unusable else None
                 if why:
-                    ctx.reject(SlotName.DEVICE_HANDOFF, h, why, "contract")
-                    if dp and dp != h:
-                        ctx.reject(SlotName.DATA_PLANE_UNIT, dp, why, "contract")
+                    # the pair failed: each side is told which partner it failed with
+                    paired = dp is not None and dp != h
+                    ctx.reject(SlotName.DEVICE_HANDOFF, h, f"Paired with {dp} as the data plane: {why}" if paired
+                               else why, "contract")
+                    if paired:
+                        ctx.reject(SlotName.DATA_PLANE_UNIT, dp, f"Paired with {h} as the device handoff: {why}",
+                                   "contract")
                     continue
                 options.append(option)
     options.sort(key=lambda o: (-o.local, o.unit.value, o.data_plane or "", o.handoff))
