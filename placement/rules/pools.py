@@ -103,18 +103,26 @@ def class_pools(request: ComposeRequest, pool: Pool, slo: Slo, rules: RulesData,
 def template_pools(profile: ProfileRule, slo: Slo, pool: Pool, rules: RulesData, notes: list[str]) -> list[PoolSpec]:
     """The profile's pool templates narrowed by the SLO's isolation, each with its preset class."""
     slo_accepts = rules.isolation_accepts[slo.isolation]
-    templates = []
+    templates, dropped = [], []
     for t in profile.pools:
         accepts = tuple(slo_accepts) if t.accepts == "from_slo" else tuple(a for a in t.accepts if a in slo_accepts)
         if not accepts:
-            notes.append(
-                f"Pool {t.name!r} ({'/'.join(t.accepts)} isolation) dropped: the SLO asks for {slo.isolation.value} "
-                f"isolation, so its work ({t.serves[0].lower()}{t.serves[1:]}) goes to the remaining pools."
-            )
+            dropped.append(t)
             continue
         templates.append((t, accepts))
+    for t in dropped if templates else ():
+        notes.append(
+            f"Pool {t.name!r} ({'/'.join(t.accepts)} isolation) dropped: the SLO asks for {slo.isolation.value} "
+            f"isolation, so its work ({t.serves[0].lower()}{t.serves[1:]}) goes to the remaining pools."
+        )
     if not templates:
-        templates = [(profile.pools[0], tuple(slo_accepts))]
+        first = profile.pools[0]
+        notes.append(
+            f"No pool of this profile allows {slo.isolation.value} isolation "
+            f"({', '.join(f'{t.name!r}: ' + '/'.join(t.accepts) for t in dropped)}): one pool, {first.name!r}, "
+            f"takes all {pool.gpu_count} GPU(s) at {slo.isolation.value} isolation."
+        )
+        templates = [(first, tuple(slo_accepts))]
     if len(templates) > pool.gpu_count:
         for t, _ in templates[pool.gpu_count :]:
             notes.append(f"Pool {t.name!r} dropped: {pool.gpu_count} GPU(s) cannot be split into {len(templates)} pools.")

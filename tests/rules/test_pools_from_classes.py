@@ -159,11 +159,10 @@ def test_when_the_slo_rules_out_every_template_the_first_one_serves_at_the_slo_i
     notes: list[str] = []
     pools = template_pools(soft_only, Slo(isolation="hard"), Pool(gpu_count=4), graph.rules, notes)
     assert [(p.name, p.accepts, p.gpus, p.serves) for p in pools] == [("shared", (Isolation.HARD,), 4, "Notebooks")]
+    # no "goes to the remaining pools": there are none; the first template serves everything
     assert notes == [
-        "Pool 'shared' (soft isolation) dropped: the SLO asks for hard isolation, so its work (notebooks) goes to the "
-        "remaining pools.",
-        "Pool 'other' (soft/none isolation) dropped: the SLO asks for hard isolation, so its work (batch) goes to the "
-        "remaining pools."]
+        "No pool of this profile allows hard isolation ('shared': soft, 'other': soft/none): one pool, 'shared', "
+        "takes all 4 GPU(s) at hard isolation."]
 
 
 def test_template_shares_are_relative_to_each_other(graph):
