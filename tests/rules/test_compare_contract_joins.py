@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from placement.rules import Verdict, build_graph, compare
+from placement.rules import Verdict, build_graph
 from placement.rules.synthetic import make_document
 from placement.schemas import ContractPoint
+from tests.rules.compare_helpers import pair_of
 
 L2 = "L2 Scheduling policy"
 L4 = "L4 Node allocation and device handoff"
@@ -28,13 +29,9 @@ def graph():
     return build_graph(DOCUMENTS)
 
 
-def _pair(graph, a, b):
-    return compare(graph, [a, b]).pairs[0]
-
-
 def test_two_projects_on_one_layer_joined_by_a_point_are_told_in_the_order_asked(graph):
     for first, second in (("sched-x", "sched-y"), ("sched-y", "sched-x")):
-        pair = _pair(graph, first, second)
+        pair = pair_of(graph, first, second)
         assert pair.verdict == Verdict.CROSS_LAYER
         a, b = (graph.projects[s].ref.name for s in (first, second))
         summary = (f"Both take part in Bind for Whole GPU: compare whether {a} and {b} agree on how that unit is bound "
@@ -48,7 +45,7 @@ def test_two_projects_on_one_layer_joined_by_a_point_are_told_in_the_order_asked
 
 
 def test_a_shared_point_does_not_hide_the_handoffs_to_and_from_the_other_points(graph):
-    pair = _pair(graph, "sched-x", "share-plugin")
+    pair = pair_of(graph, "sched-x", "share-plugin")
     assert pair.explanation == (
         f"Sched X sits on {L2} and Share Plugin on {L4}: they are upstream and downstream, not rivals. Compare only the "
         "contract that joins them (Advertise, Bind, Allocate). Both take part in Bind for Whole GPU: compare whether "
@@ -75,7 +72,7 @@ def test_two_platforms_doing_different_jobs_are_told_in_the_order_asked_whatever
                       capabilities=["device-allocation"]),
     ])
     for first, second in (("node-suite", "queue-suite"), ("queue-suite", "node-suite")):
-        pair = _pair(graph, first, second)
+        pair = pair_of(graph, first, second)
         assert pair.verdict == Verdict.CROSS_LAYER
         assert pair.explanation.endswith(
             f"In the catalog graph they meet via: project:{first} -bundles-> project:shared-plugin; "

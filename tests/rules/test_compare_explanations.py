@@ -11,6 +11,7 @@ import pytest
 from placement.rules import CompareRequest, RulesInputError, Verdict, build_graph, compare
 from placement.rules.synthetic import make_document
 from placement.schemas import ContractPoint, ResourceUnit
+from tests.rules.compare_helpers import pair_of, axis_values
 
 L1 = "L1 Admission and quota"
 L2 = "L2 Scheduling policy"
@@ -46,34 +47,26 @@ def graph(small_catalog):
     return build_graph([*small_catalog, *EXTRA])
 
 
-def _pair(graph, a, b):
-    return compare(graph, [a, b]).pairs[0]
-
-
-def _values(pair, axis):
-    return {v.slug: v.value for x in pair.axes if x.axis == axis for v in x.values}
-
-
 # --- comparable: same layer, same unit, a job in common ---------------------------------------------
 
 
 def test_two_schedulers_on_one_layer_are_weighed_on_queues_quota_and_the_other_control_plane_axes(graph):
-    pair = _pair(graph, "sched-a", "sched-b")
+    pair = pair_of(graph, "sched-a", "sched-b")
     assert pair.verdict == Verdict.COMPARABLE
     assert pair.explanation == (
         f"Both sit on {L2} and hand out Whole GPU: a like-for-like comparison. Compare queues, quota model, fair "
         "sharing, preemption, gang, topology and workload integrations."
     )
     # each control-plane axis says what each one provides, in the capability's own name
-    assert _values(pair, "gang") == {"sched-a": "Provides Gang scheduling.", "sched-b": "Does not provide gang scheduling."}
-    assert _values(pair, "quota_model") == {
+    assert axis_values(pair, "gang") == {"sched-a": "Provides Gang scheduling.", "sched-b": "Does not provide gang scheduling."}
+    assert axis_values(pair, "quota_model") == {
         "sched-a": "Does not provide per-team quota, admission control.",
         "sched-b": "Does not provide per-team quota, admission control.",
     }
 
 
 def test_two_node_partitioners_are_weighed_on_isolation_overhead_observability_and_reconfiguration(graph):
-    pair = _pair(graph, "part-a", "part-b")
+    pair = pair_of(graph, "part-a", "part-b")
     assert pair.verdict == Verdict.COMPARABLE
     assert pair.explanation == (
         f"Both sit on {L4} and hand out MIG instance (and also share Whole GPU): a like-for-like comparison. "
@@ -81,10 +74,10 @@ def test_two_node_partitioners_are_weighed_on_isolation_overhead_observability_a
     )
     assert [x.axis for x in pair.axes] == ["isolation", "overhead", "observability", "reconfiguration_cost"]
     # isolation is told for the unit they are compared on (the primary one), not every unit they share
-    assert _values(pair, "isolation") == {s: f"{MIG_ISOLATION} {NODE_AGENT}" for s in ("part-a", "part-b")}
-    assert _values(pair, "overhead") == {"part-a": "Low.", "part-b": "Low."}
-    assert _values(pair, "observability") == {"part-a": "Metrics.", "part-b": "Metrics."}
-    assert _values(pair, "reconfiguration_cost") == {"part-a": "Live.", "part-b": "Live."}
+    assert axis_values(pair, "isolation") == {s: f"{MIG_ISOLATION} {NODE_AGENT}" for s in ("part-a", "part-b")}
+    assert axis_values(pair, "overhead") == {"part-a": "Low.", "part-b": "Low."}
+    assert axis_values(pair, "observability") == {"part-a": "Metrics.", "part-b": "Metrics."}
+    assert axis_values(pair, "reconfiguration_cost") == {"part-a": "Live.", "part-b": "Live."}
     assert pair.shared_units == [ResourceUnit.WHOLE_GPU, ResourceUnit.MIG_INSTANCE]
 
 
@@ -92,24 +85,24 @@ def test_two_node_partitioners_are_weighed_on_isolation_overhead_observability_a
 
 
 def test_same_layer_different_units_says_to_fix_the_workload_and_slo_first(graph):
-    pair = _pair(graph, "sched-a", "sched-frac")
+    pair = pair_of(graph, "sched-a", "sched-frac")
     assert pair.verdict == Verdict.UNIT_MISMATCH
     assert pair.explanation == (
         f"Both sit on {L2}, but Sched A hands out Whole GPU and Sched Frac hands out Fraction (accounting only) (both "
         "also handle Whole GPU). The unit sets the isolation ceiling and granularity, so fix the workload and SLO "
         "first, choose the unit, and only then the project."
     )
-    assert _values(pair, "workload_and_slo") == {
+    assert axis_values(pair, "workload_and_slo") == {
         "sched-a": "Promise: sched-a does its job. Units: Whole GPU (hard isolation), MIG instance (hard isolation).",
         "sched-frac": "Promise: sched-frac does its job. Units: Whole GPU (hard isolation), Fraction (accounting only) "
                       "(none isolation).",
     }
-    assert _values(pair, "resource_unit")["sched-a"] == (
+    assert axis_values(pair, "resource_unit")["sched-a"] == (
         "Whole GPU: One physical GPU per request; integer counts only. MIG instance: Discrete MIG profiles (1g..7g); "
         "at most 7 instances per A100."
     )
 
-    apart = _pair(graph, "slicer", "sharer")  # no unit in common: no "both also handle"
+    apart = pair_of(graph, "slicer", "sharer")  # no unit in common: no "both also handle"
     assert apart.verdict == Verdict.UNIT_MISMATCH
     assert apart.explanation.startswith(
         f"Both sit on {L4}, but Slicer hands out MIG instance and Sharer hands out Memory quota + compute share. The "
@@ -124,7 +117,7 @@ def test_a_cross_layer_pair_is_told_governance_first_and_joined_at_the_point_bot
     shared = ("Both take part in Bind for Whole GPU: compare whether Queue A and Sched A agree on how that unit is "
               "bound there, not the projects as a whole.")
     for a, b in (("queue-a", "sched-a"), ("sched-a", "queue-a")):  # the admission layer is named first either way
-        pair = _pair(graph, a, b)
+        pair = pair_of(graph, a, b)
         assert pair.verdict == Verdict.CROSS_LAYER
         assert pair.explanation == (
             f"Queue A sits on {L1} and Sched A on {L2}: they are upstream and downstream, not rivals. Compare only "
@@ -140,14 +133,14 @@ def test_a_cross_layer_pair_is_told_governance_first_and_joined_at_the_point_bot
             ("project:queue-a", "binds", "unit:whole_gpu", True),
             ("unit:whole_gpu", "binds", "project:sched-a", False),
         ]
-        assert _values(pair, "interface_contract") == {
+        assert axis_values(pair, "interface_contract") == {
             "queue-a": "bind (Whole GPU): queue-a binds whole_gpu.",
             "sched-a": "bind (Whole GPU, MIG instance): sched-a binds whole_gpu, mig_instance.",
         }
 
 
 def test_a_device_plugin_and_a_queue_meet_where_one_point_feeds_the_next(graph):
-    pair = _pair(graph, "queue-a", "plugin-a")
+    pair = pair_of(graph, "queue-a", "plugin-a")
     advertise = ("Plugin A takes part in Advertise and Queue A in Bind for Whole GPU: the contract holds if what Plugin "
                  "A does at Advertise is what Queue A expects at Bind for that unit.")
     allocate = ("Queue A takes part in Bind and Plugin A in Allocate for Whole GPU: the contract holds if what Queue A "
@@ -165,23 +158,23 @@ def test_a_device_plugin_and_a_queue_meet_where_one_point_feeds_the_next(graph):
         ("project:plugin-a", "advertises", "unit:whole_gpu", True),
         ("unit:whole_gpu", "binds", "project:queue-a", False),
     ]
-    assert _values(pair, "interface_contract")["plugin-a"] == (
+    assert axis_values(pair, "interface_contract")["plugin-a"] == (
         "advertise (Whole GPU, MIG instance): plugin-a advertises whole_gpu, mig_instance.; "
         "allocate (Whole GPU, MIG instance): plugin-a allocates whole_gpu, mig_instance."
     )
 
 
 def test_a_cross_layer_pair_with_no_contract_point_names_the_graph_path_if_there_is_one(graph):
-    pair = _pair(graph, "queue-a", "runtime-hook")
+    pair = pair_of(graph, "queue-a", "runtime-hook")
     assert pair.contracts == []
     assert pair.explanation == (
         f"Queue A sits on {L1} and Runtime Hook on {L4}: they are upstream and downstream, not rivals. {NO_CONTRACT} "
         "In the catalog graph they meet via: project:queue-a -binds-> unit:whole_gpu; unit:whole_gpu <-allocates- "
         "project:plugin-a; project:plugin-a -depends_on-> project:runtime-hook."
     )
-    assert _values(pair, "interface_contract")["runtime-hook"] == "Takes part in no contract point."
+    assert axis_values(pair, "interface_contract")["runtime-hook"] == "Takes part in no contract point."
 
-    apart = _pair(graph, "queue-a", "slicer")
+    apart = pair_of(graph, "queue-a", "slicer")
     assert apart.path == []
     assert apart.explanation == (
         f"Queue A sits on {L1} and Slicer on {L4}: they are upstream and downstream, not rivals. {NO_CONTRACT} "
@@ -191,7 +184,7 @@ def test_a_cross_layer_pair_with_no_contract_point_names_the_graph_path_if_there
 
 def test_a_project_built_on_another_on_its_layer_is_its_downstream(graph):
     for a, b in (("plugin-a", "runtime-hook"), ("runtime-hook", "plugin-a")):
-        pair = _pair(graph, a, b)
+        pair = pair_of(graph, a, b)
         assert pair.explanation == (
             f"Both sit on {L4}, but Plugin A is built on Runtime Hook (it requires it): they are upstream and "
             f"downstream, not rivals. {NO_CONTRACT} In the catalog graph they meet via: project:runtime-hook "
@@ -203,7 +196,7 @@ def test_a_handoff_delivering_a_mechanisms_unit_is_joined_by_advertise_and_alloc
     summary = ("Slicer creates MIG instance; Plugin A advertises and allocates it. Compare only whether Plugin A "
                "advertises and hands over MIG instance the way Slicer defines it (profiles, health, naming).")
     for a, b in (("slicer", "plugin-a"), ("plugin-a", "slicer")):
-        pair = _pair(graph, a, b)
+        pair = pair_of(graph, a, b)
         assert pair.verdict == Verdict.CROSS_LAYER
         assert pair.explanation == (
             f"Both sit on {L4}, but Slicer creates MIG instance and Plugin A delivers it: upstream and downstream, not "
@@ -223,7 +216,7 @@ def test_a_handoff_delivering_a_mechanisms_unit_is_joined_by_advertise_and_alloc
 
 
 def test_projects_on_one_layer_with_no_job_in_common_complement_each_other(graph):
-    pair = _pair(graph, "slicer", "exporter")
+    pair = pair_of(graph, "slicer", "exporter")
     assert pair.verdict == Verdict.CROSS_LAYER
     assert pair.explanation == (
         f"Both sit on {L4} but do different jobs (Slicer: gpu memory isolation, hardware partitioning; Exporter: gpu "
@@ -236,7 +229,7 @@ def test_projects_on_one_layer_with_no_job_in_common_complement_each_other(graph
 
 
 def test_two_device_handoffs_are_alternatives_per_device(graph):
-    pair = _pair(graph, "plugin-a", "sharer")
+    pair = pair_of(graph, "plugin-a", "sharer")
     assert pair.verdict == Verdict.ALTERNATIVE_HANDOFF
     assert pair.explanation == (
         f"Alternative hand-offs: Plugin A and Sharer both take part in Advertise and Allocate on {L4} (Plugin A: Whole "
@@ -255,10 +248,10 @@ def test_two_device_handoffs_are_alternatives_per_device(graph):
     ]
     assert [x.axis for x in pair.axes] == ["interface_contract", "resource_unit", "isolation"]
     # no unit in common: isolation is told for every unit each one hands out
-    assert _values(pair, "isolation")["plugin-a"] == f"{WHOLE_ISOLATION} {MIG_ISOLATION} {NODE_AGENT}"
+    assert axis_values(pair, "isolation")["plugin-a"] == f"{WHOLE_ISOLATION} {MIG_ISOLATION} {NODE_AGENT}"
 
     # not declared in conflict, but no unit in common either (device plugin API vs DRA): still one per device
-    dra = _pair(graph, "plugin-a", "dra-a")
+    dra = pair_of(graph, "plugin-a", "dra-a")
     assert dra.verdict == Verdict.ALTERNATIVE_HANDOFF
     assert "handed over by only one of them. Choose per device" in dra.explanation
 
@@ -268,7 +261,7 @@ def test_two_device_handoffs_are_alternatives_per_device(graph):
 
 def test_a_bundle_and_what_it_ships_are_not_alternatives(graph):
     for a, b in (("suite", "plugin-a"), ("plugin-a", "suite")):
-        pair = _pair(graph, a, b)
+        pair = pair_of(graph, a, b)
         assert pair.verdict == Verdict.OVERLAPPING
         assert pair.explanation == (
             "Suite ships Plugin A (bundles), so they are not alternatives: choosing Suite already includes Plugin A. "
@@ -276,14 +269,14 @@ def test_a_bundle_and_what_it_ships_are_not_alternatives(graph):
             "alone."
         )
         assert [(s.source, s.relation, s.target) for s in pair.path] == [("project:suite", "bundles", "project:plugin-a")]
-        assert _values(pair, "bundled_scope") == {
+        assert axis_values(pair, "bundled_scope") == {
             "suite": "Ships exporter, plugin-a. Costs: Low.",
             "plugin-a": "Shipped inside Suite; alone it promises: plugin-a does its job.",
         }
 
 
 def test_two_owners_of_the_same_governance_on_a_shared_layer_overlap(graph):
-    pair = _pair(graph, "queue-b", "batch-b")
+    pair = pair_of(graph, "queue-b", "batch-b")
     assert pair.verdict == Verdict.OVERLAPPING
     assert pair.explanation == (
         f"Queue B ({L1}) and Batch B ({L2}) both own fair sharing across tenants, job queueing on a layer they share, "
@@ -294,14 +287,14 @@ def test_two_owners_of_the_same_governance_on_a_shared_layer_overlap(graph):
     # two control-plane projects: the control-plane axes, not the bundle's scope
     assert [x.axis for x in pair.axes][:2] == ["queues", "quota_model"]
     # one capability in common on the shared layer is a detail, not a rivalry (comparison.yaml overlap.min_shared: 2)
-    assert _pair(graph, "queue-b", "batch-c").verdict == Verdict.CROSS_LAYER
+    assert pair_of(graph, "queue-b", "batch-c").verdict == Verdict.CROSS_LAYER
 
 
 # --- platform versus mechanism ---------------------------------------------------------------------------
 
 
 def test_a_platform_is_decomposed_into_the_pieces_it_ships(graph):
-    pair = _pair(graph, "runtime-hook", "suite")
+    pair = pair_of(graph, "runtime-hook", "suite")
     assert pair.verdict == Verdict.PLATFORM_VS_MECHANISM
     assert pair.explanation == (
         f"Suite is a platform that packages lower layers; Runtime Hook sits on {L4}. Do not weigh the platform's "
@@ -312,19 +305,19 @@ def test_a_platform_is_decomposed_into_the_pieces_it_ships(graph):
         ("project:suite", "bundles", "project:plugin-a"),
         ("project:plugin-a", "depends_on", "project:runtime-hook"),
     ]
-    assert _values(pair, "decomposition") == {
+    assert axis_values(pair, "decomposition") == {
         "runtime-hook": f"{L4} (data plane), units Whole GPU; promise: runtime-hook does its job.",
         "suite": "Platform: ships exporter, plugin-a; depends on: Something above.; Something below..",
     }
 
     # nothing the platform ships sits on the other's layer: ask which piece provides what it does
-    upper = _pair(graph, "suite", "queue-a")
+    upper = pair_of(graph, "suite", "queue-a")
     assert upper.explanation == (
         f"Suite is a platform that packages lower layers; Queue A sits on {L1}. Do not weigh the platform's experience "
         "against a mechanism's boundary: decompose Suite into what it depends on (exporter, plugin-a) and ask which of "
         "those provides what Queue A does."
     )
-    assert _values(upper, "decomposition")["queue-a"] == f"{L1} (control plane), units Whole GPU; promise: queue-a does its job."
+    assert axis_values(upper, "decomposition")["queue-a"] == f"{L1} (control plane), units Whole GPU; promise: queue-a does its job."
 
 
 # --- a comparison of several projects -----------------------------------------------------------------

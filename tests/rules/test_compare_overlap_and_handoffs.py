@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from placement.rules import Verdict, build_graph, builtin_rules, compare
+from placement.rules import Verdict, build_graph, builtin_rules
 from placement.rules.synthetic import make_document
+from tests.rules.compare_helpers import pair_of
 
 L4 = "L4 Node allocation and device handoff"
 WHOLE = {"advertise": ["whole_gpu"], "allocate": ["whole_gpu"]}
@@ -55,19 +56,15 @@ def graph():
     return build_graph(DOCUMENTS, rules=type(builtin_rules()).model_validate(data))
 
 
-def _pair(graph, a, b):
-    return compare(graph, [a, b]).pairs[0]
-
-
 def test_capabilities_in_common_owned_by_a_layer_only_one_sits_on_make_no_rivalry(graph):
-    pair = _pair(graph, "queue-g", "sched-g")
+    pair = pair_of(graph, "queue-g", "sched-g")
     assert pair.verdict == Verdict.CROSS_LAYER
     assert pair.explanation.startswith("Queue G sits on L1 Admission and quota and Sched G on L2 Scheduling policy: they "
                                        "are upstream and downstream, not rivals.")
 
 
 def test_two_handoffs_declared_in_conflict_are_alternatives_even_for_a_unit_they_share(graph):
-    pair = _pair(graph, "plugin-x", "plugin-w")
+    pair = pair_of(graph, "plugin-x", "plugin-w")
     assert pair.verdict == Verdict.ALTERNATIVE_HANDOFF
     assert pair.explanation.startswith(
         f"Alternative hand-offs: Plugin X and Plugin W both take part in Advertise and Allocate on {L4} (Plugin X: Whole "
@@ -75,23 +72,23 @@ def test_two_handoffs_declared_in_conflict_are_alternatives_even_for_a_unit_they
         "conflicts_with)."
     )
     # the same unit and no declared conflict: two like-for-like device plugins
-    assert _pair(graph, "plugin-w", "plugin-y").verdict == Verdict.COMPARABLE
+    assert pair_of(graph, "plugin-w", "plugin-y").verdict == Verdict.COMPARABLE
 
 
 def test_a_handoff_is_an_alternative_only_for_what_it_both_advertises_and_allocates(graph):
     # half-plugin advertises MIG instances but hands over only whole GPUs: no unit in common with a MIG plugin
-    pair = _pair(graph, "half-plugin", "mig-plugin")
+    pair = pair_of(graph, "half-plugin", "mig-plugin")
     assert pair.verdict == Verdict.ALTERNATIVE_HANDOFF
     assert f"on {L4} (Half Plugin: Whole GPU; Mig Plugin: MIG instance)" in pair.explanation
 
 
 def test_a_project_that_hands_devices_over_from_the_scheduling_layer_is_no_alternative_handoff(graph):
-    pair = _pair(graph, "claim-sched", "plugin-w")
+    pair = pair_of(graph, "claim-sched", "plugin-w")
     assert pair.verdict == Verdict.CROSS_LAYER
 
 
 def test_the_two_binders_note_names_every_handoff_the_scheduler_binds(graph):
-    pair = _pair(graph, "share-hook", "binder-a")
+    pair = pair_of(graph, "share-hook", "binder-a")
     assert pair.explanation.endswith(
         " As shipped their Bind contract fails: Share Hook's mutating webhook sets spec.schedulerName to hook-scheduler, "
         "so Binder A never binds those pods (two binders); under Binder A the same unit comes from alt-share, "
@@ -112,7 +109,7 @@ def test_a_capability_owned_on_another_map_is_left_out_of_the_overlap_and_the_re
         make_document("queue-t", layer="L1", secondary=["L2"], units=["whole_gpu"], capabilities=caps),
         make_document("sched-t", layer="L2", units=["whole_gpu"], capabilities=caps),
     ], CatalogVocabulary.model_validate(data))
-    pair = _pair(graph, "queue-t", "sched-t")
+    pair = pair_of(graph, "queue-t", "sched-t")
     assert pair.verdict == Verdict.OVERLAPPING
     assert pair.explanation.startswith(
         "Queue T (L1 Admission and quota) and Sched T (L2 Scheduling policy) both own gang scheduling, topology-aware "
@@ -134,7 +131,7 @@ def test_the_two_binders_note_is_found_when_both_rewrite_the_scheduler_and_only_
                       capabilities=["gpu-sharing", "device-allocation"]),
     ], rules=type(builtin_rules()).model_validate(data))
     for a, b in (("self-sched", "hook-share"), ("hook-share", "self-sched")):
-        assert _pair(graph, a, b).explanation.endswith(
+        assert pair_of(graph, a, b).explanation.endswith(
             " As shipped their Bind contract fails: Hook Share's mutating webhook sets spec.schedulerName to "
             "hook-scheduler, so Self Sched never binds those pods (two binders). (Hook Share chart)"
         )

@@ -12,6 +12,7 @@ import pytest
 from placement.rules import Verdict, build_graph, compare
 from placement.rules.synthetic import make_document
 from placement.schemas import ProjectDocument, ResourceUnit
+from tests.rules.compare_helpers import pair_of, axis_values
 
 L1 = "L1 Admission and quota"
 L4 = "L4 Node allocation and device handoff"
@@ -52,16 +53,8 @@ def graph():
     return build_graph(DOCUMENTS)
 
 
-def _pair(graph, a, b):
-    return compare(graph, [a, b]).pairs[0]
-
-
-def _values(pair, axis):
-    return {v.slug: v.value for x in pair.axes if x.axis == axis for v in x.values}
-
-
 def test_a_pair_names_its_verdict_and_each_sides_layer_and_units(graph):
-    pair = _pair(graph, "bare-platform", "part-y")
+    pair = pair_of(graph, "bare-platform", "part-y")
     assert (pair.verdict, pair.verdict_name) == (Verdict.PLATFORM_VS_MECHANISM, "Platform versus mechanism")
     assert (pair.a.slug, pair.b.slug) == ("bare-platform", "part-y")
     # a platform is placed on the platform plane, the other on its control-plane layer
@@ -70,14 +63,14 @@ def test_a_pair_names_its_verdict_and_each_sides_layer_and_units(graph):
     assert (pair.primary_unit_a, pair.primary_unit_b) == (ResourceUnit.WHOLE_GPU, ResourceUnit.MIG_INSTANCE)
     assert (pair.units_a, pair.units_b, pair.shared_units) == ([ResourceUnit.WHOLE_GPU], [ResourceUnit.MIG_INSTANCE], [])
 
-    rivals = _pair(graph, "quota-q", "quota-r")
+    rivals = pair_of(graph, "quota-q", "quota-r")
     assert (rivals.verdict, rivals.verdict_name) == (Verdict.COMPARABLE, "Comparable (like with like)")
     assert rivals.layer_a == rivals.layer_b and rivals.layer_a.code == "L1"
     assert rivals.shared_units == [ResourceUnit.WHOLE_GPU]
 
 
 def test_each_axis_carries_its_name_and_the_question_it_asks(graph):
-    pair = _pair(graph, "part-x", "part-y")
+    pair = pair_of(graph, "part-x", "part-y")
     assert [(x.axis, x.name) for x in pair.axes] == [
         ("isolation", "Isolation strength"), ("overhead", "Performance overhead"),
         ("observability", "Observability and metering"), ("reconfiguration_cost", "Reconfiguration cost"),
@@ -87,33 +80,33 @@ def test_each_axis_carries_its_name_and_the_question_it_asks(graph):
 
 
 def test_isolation_names_every_enforcement_point_and_observability_every_signal(graph):
-    pair = _pair(graph, "part-x", "part-y")
-    assert _values(pair, "isolation") == {
+    pair = pair_of(graph, "part-x", "part-y")
+    assert axis_values(pair, "isolation") == {
         "part-x": f"{MIG} Enforced at: Driver / hardware, Node agent (kubelet, device plugin, DRA driver).",
         "part-y": f"{MIG} Enforced at: Node agent (kubelet, device plugin, DRA driver).",
     }
-    assert _values(pair, "observability") == {"part-x": "DCGM metrics.; Per-instance events.", "part-y": "Metrics."}
+    assert axis_values(pair, "observability") == {"part-x": "DCGM metrics.; Per-instance events.", "part-y": "Metrics."}
 
 
 def test_a_platform_that_ships_nothing_is_decomposed_into_what_it_depends_on_only(graph):
-    pair = _pair(graph, "bare-platform", "part-y")
+    pair = pair_of(graph, "bare-platform", "part-y")
     assert pair.explanation == (
         f"Bare Platform is a platform that packages lower layers; Part Y sits on {L4}. Do not weigh the platform's "
         "experience against a mechanism's boundary: decompose Bare Platform into what it depends on and ask which of "
         "those provides what Part Y does."
     )
-    assert _values(pair, "decomposition")["bare-platform"] == "Platform: depends on: Something above.; Something below.."
+    assert axis_values(pair, "decomposition")["bare-platform"] == "Platform: depends on: Something above.; Something below.."
 
 
 def test_a_platform_is_decomposed_into_the_projects_it_requires(graph):
-    pair = _pair(graph, "quota-q", "req-platform")
+    pair = pair_of(graph, "quota-q", "req-platform")
     assert pair.verdict == Verdict.PLATFORM_VS_MECHANISM
     assert pair.explanation == (
         f"Req Platform is a platform that packages lower layers; Quota Q sits on {L1}. Do not weigh the platform's "
         "experience against a mechanism's boundary: decompose Req Platform into what it depends on (part-x, part-y) and "
         "ask which of those provides what Quota Q does."
     )
-    assert _values(pair, "decomposition") == {
+    assert axis_values(pair, "decomposition") == {
         "req-platform": "Platform: requires part-x, part-y; depends on: Something above.; Something below..",
         "quota-q": f"{L1} (control plane), units Whole GPU; promise: Admits jobs when team quota is free.",
     }
@@ -121,24 +114,24 @@ def test_a_platform_is_decomposed_into_the_projects_it_requires(graph):
 
 def test_a_control_plane_project_shipping_another_is_weighed_on_the_bundle_not_on_control_plane_axes(graph):
     for a, b in (("sched-suite", "sched-plug"), ("sched-plug", "sched-suite")):
-        pair = _pair(graph, a, b)
+        pair = pair_of(graph, a, b)
         assert pair.verdict == Verdict.OVERLAPPING
         assert [x.axis for x in pair.axes] == ["bundled_scope"]
-        assert _values(pair, "bundled_scope") == {
+        assert axis_values(pair, "bundled_scope") == {
             "sched-suite": "Ships sched-plug. Costs: Low.",
             "sched-plug": "Shipped inside Sched Suite; alone it promises: sched-plug does its job.",
         }
 
 
 def test_a_control_plane_axis_lists_what_each_provides_and_quotes_at_most_two_of_its_own_sentences(graph):
-    pair = _pair(graph, "quota-q", "quota-r")
+    pair = pair_of(graph, "quota-q", "quota-r")
     # promise, non-promise and compatibility all mention quota or admission: the first two are quoted
-    assert _values(pair, "quota_model") == {
+    assert axis_values(pair, "quota_model") == {
         "quota-q": "Provides Per-team quota, Admission control. Admits jobs when team quota is free. No quota borrowing.",
         "quota-r": "Provides Per-team quota. quota-r does its job.",
     }
     # a sentence is quoted when it names any one of the axis's keywords ("borrow" for fair sharing)
-    assert _values(pair, "fairness") == {
+    assert axis_values(pair, "fairness") == {
         "quota-q": "Does not provide fair sharing across tenants. No quota borrowing.",
         "quota-r": "Does not provide fair sharing across tenants.",
     }
@@ -154,7 +147,7 @@ def test_an_axis_a_review_board_adds_is_asked_with_no_value_the_catalog_cannot_g
         if rule["verdict"] == "comparable":
             rule["axes"].append("support_contract")
     graph = build_graph(DOCUMENTS, rules=type(builtin_rules()).model_validate(data))
-    pair = _pair(graph, "part-x", "part-y")
+    pair = pair_of(graph, "part-x", "part-y")
     [axis] = [x for x in pair.axes if x.axis == "support_contract"]
     assert (axis.name, axis.question) == ("Support contract", "Who answers at 3 a.m.?")
     assert {v.slug: v.value for v in axis.values} == {"part-x": "", "part-y": ""}
@@ -180,7 +173,7 @@ def test_a_scheduler_and_a_node_agent_each_on_the_others_layer_are_weighed_on_th
         make_document("sched-node", layer="L2", secondary=["L4"], units=["whole_gpu"], capabilities=["device-health"]),
         make_document("node-sched", layer="L4", secondary=["L2"], units=["whole_gpu"], capabilities=["device-health"]),
     ])
-    pair = _pair(graph, "sched-node", "node-sched")
+    pair = pair_of(graph, "sched-node", "node-sched")
     assert pair.verdict == Verdict.COMPARABLE
     assert pair.explanation == (
         "Both sit on L2 Scheduling policy and hand out Whole GPU: a like-for-like comparison. Compare isolation, "

@@ -8,17 +8,14 @@ import pytest
 
 from placement.rules import RulesInputError, Verdict, build_graph, compare
 from placement.schemas import ContractPoint
-
-
-def _pair(graph, a, b):
-    return compare(graph, [a, b]).pairs[0]
+from tests.rules.compare_helpers import pair_of
 
 
 # --- each verdict on small synthetic documents -----------------------------------------------------
 
 
 def test_same_layer_and_unit_with_a_shared_capability_is_comparable_on_the_seed_axes(small_catalog):
-    pair = _pair(build_graph(small_catalog), "sched-a", "sched-b")
+    pair = pair_of(build_graph(small_catalog), "sched-a", "sched-b")
     assert pair.verdict == Verdict.COMPARABLE
     # two schedulers: compared on the control-plane axes (comparison.yaml control_axes)
     assert [a.axis for a in pair.axes] == ["queues", "quota_model", "fairness", "preemption", "gang", "topology", "integrations"]
@@ -27,14 +24,14 @@ def test_same_layer_and_unit_with_a_shared_capability_is_comparable_on_the_seed_
 
 
 def test_same_layer_different_primary_unit_is_a_unit_mismatch(small_catalog):
-    pair = _pair(build_graph(small_catalog), "sched-a", "sched-frac")
+    pair = pair_of(build_graph(small_catalog), "sched-a", "sched-frac")
     assert pair.verdict == Verdict.UNIT_MISMATCH
     assert [a.axis for a in pair.axes] == ["workload_and_slo", "resource_unit"]
     assert "fix the workload and SLO first" in pair.explanation
 
 
 def test_different_layers_are_cross_layer_joined_by_a_named_contract_and_path(small_catalog):
-    pair = _pair(build_graph(small_catalog), "plugin-a", "sched-a")
+    pair = pair_of(build_graph(small_catalog), "plugin-a", "sched-a")
     assert pair.verdict == Verdict.CROSS_LAYER
     assert [a.axis for a in pair.axes] == ["interface_contract"]
     join = pair.contracts[0]
@@ -45,28 +42,28 @@ def test_different_layers_are_cross_layer_joined_by_a_named_contract_and_path(sm
 
 
 def test_a_platform_against_a_mechanism_is_decomposed(small_catalog):
-    pair = _pair(build_graph(small_catalog), "suite", "slicer")
+    pair = pair_of(build_graph(small_catalog), "suite", "slicer")
     assert pair.verdict == Verdict.PLATFORM_VS_MECHANISM
     assert [a.axis for a in pair.axes] == ["decomposition"]
     assert "decompose" in pair.explanation
 
 
 def test_a_project_bundling_the_other_is_overlapping(small_catalog):
-    pair = _pair(build_graph(small_catalog), "plugin-a", "suite")
+    pair = pair_of(build_graph(small_catalog), "plugin-a", "suite")
     assert pair.verdict == Verdict.OVERLAPPING
     assert [s.relation for s in pair.path] == ["bundles"]
     assert "ships" in pair.explanation
 
 
 def test_a_device_handoff_delivering_a_mechanisms_unit_is_not_its_rival(small_catalog):
-    pair = _pair(build_graph(small_catalog), "slicer", "plugin-a")
+    pair = pair_of(build_graph(small_catalog), "slicer", "plugin-a")
     assert pair.verdict == Verdict.CROSS_LAYER
     assert pair.contracts[0].points == [ContractPoint.ADVERTISE, ContractPoint.ALLOCATE]
     assert "creates" in pair.explanation
 
 
 def test_a_project_built_on_another_is_not_its_rival(small_catalog):
-    pair = _pair(build_graph(small_catalog), "plugin-a", "runtime-hook")
+    pair = pair_of(build_graph(small_catalog), "plugin-a", "runtime-hook")
     assert pair.verdict == Verdict.CROSS_LAYER
     assert "built on" in pair.explanation
 
@@ -83,7 +80,7 @@ def test_comparing_needs_two_distinct_known_projects(small_catalog):
 
 
 def test_hami_vs_volcano_is_cross_layer_naming_the_bind_contract(graph):
-    pair = _pair(graph, "hami", "volcano")
+    pair = pair_of(graph, "hami", "volcano")
     assert pair.verdict == Verdict.CROSS_LAYER
     assert any(j.points == [ContractPoint.BIND] and j.kind == "shared_point" for j in pair.contracts)
     assert "Bind" in pair.explanation
@@ -91,7 +88,7 @@ def test_hami_vs_volcano_is_cross_layer_naming_the_bind_contract(graph):
 
 
 def test_mig_vs_hami_is_a_unit_mismatch(graph):
-    pair = _pair(graph, "mig", "hami")
+    pair = pair_of(graph, "mig", "hami")
     assert pair.verdict == Verdict.UNIT_MISMATCH
     assert pair.primary_unit_a.value == "mig_instance" and pair.primary_unit_b.value == "memory_compute_share"
     assert "mig_instance" in pair.shared_units  # HAMi also hands out MIG instances, but that is not what it is for
@@ -100,7 +97,7 @@ def test_mig_vs_hami_is_a_unit_mismatch(graph):
 def test_time_slicing_vs_mps_share_a_layer_but_not_a_unit(graph):
     # Both are device-level sharing modes on L4, but a time slice and an MPS share are different
     # units with different isolation ceilings (none vs soft): choose by SLO first.
-    pair = _pair(graph, "time-slicing", "cuda-mps")
+    pair = pair_of(graph, "time-slicing", "cuda-mps")
     assert pair.layer_a == pair.layer_b
     assert pair.verdict == Verdict.UNIT_MISMATCH
     values = {v.slug: v.value for a in pair.axes if a.axis == "resource_unit" for v in a.values}
@@ -109,22 +106,22 @@ def test_time_slicing_vs_mps_share_a_layer_but_not_a_unit(graph):
 
 def test_like_for_like_pairs_of_the_catalog_are_comparable(graph):
     for a, b in (("volcano", "kai-scheduler"), ("kueue", "resource-quota"), ("jobset", "lws")):
-        assert _pair(graph, a, b).verdict == Verdict.COMPARABLE, (a, b)
+        assert pair_of(graph, a, b).verdict == Verdict.COMPARABLE, (a, b)
 
 
 def test_gpustack_vs_mig_is_platform_vs_mechanism(graph):
-    assert _pair(graph, "gpustack", "mig").verdict == Verdict.PLATFORM_VS_MECHANISM
+    assert pair_of(graph, "gpustack", "mig").verdict == Verdict.PLATFORM_VS_MECHANISM
 
 
 def test_gpu_operator_vs_nvidia_device_plugin_is_overlapping(graph):
-    pair = _pair(graph, "gpu-operator", "nvidia-device-plugin")
+    pair = pair_of(graph, "gpu-operator", "nvidia-device-plugin")
     assert pair.verdict == Verdict.OVERLAPPING
     assert pair.path and pair.path[0].relation == "bundles"
 
 
 def test_kueue_vs_volcano_overlap_on_queueing_quota_fair_sharing_and_preemption(graph):
     # Volcano's own entry lists its queues on L1; both own the same governance (seeds/000 paradigms)
-    pair = _pair(graph, "kueue", "volcano")
+    pair = pair_of(graph, "kueue", "volcano")
     assert pair.verdict == Verdict.OVERLAPPING
     assert pair.layer_a.code == "L1" and pair.layer_b.code == "L2"
     for capability in ("job queueing", "per-team quota", "fair sharing", "preemption"):
@@ -132,7 +129,7 @@ def test_kueue_vs_volcano_overlap_on_queueing_quota_fair_sharing_and_preemption(
 
 
 def test_mig_and_the_device_plugin_that_advertises_it_are_upstream_and_downstream(graph):
-    pair = _pair(graph, "mig", "nvidia-device-plugin")
+    pair = pair_of(graph, "mig", "nvidia-device-plugin")
     assert pair.verdict == Verdict.CROSS_LAYER
     assert pair.contracts[0].points == [ContractPoint.ADVERTISE, ContractPoint.ALLOCATE]
 
@@ -152,7 +149,7 @@ def test_every_pair_of_the_catalog_gets_an_explained_verdict(graph):
 
 def test_verdicts_do_not_depend_on_the_order_of_the_pair(graph):
     for a, b in combinations(["hami", "volcano", "mig", "gpu-operator", "kueue", "dcgm-exporter"], 2):
-        assert _pair(graph, a, b).verdict == _pair(graph, b, a).verdict
+        assert pair_of(graph, a, b).verdict == pair_of(graph, b, a).verdict
 
 
 def test_comparing_a_set_groups_the_projects_that_are_rivals(graph):
