@@ -8,7 +8,7 @@ PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run worker test test-fast browser bench mutation mutation-services clean
+.PHONY: install run worker test test-fast browser bench mutation mutation-services mutation-sample clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,16 @@ mutation-services: install
 	rm -rf mutants
 	MUTATION_DATABASE_URL=$(MUTATION_DATABASE_URL) nice -n 10 $(PY) tools/mutation_services.py run $(if $(MUTATE),'$(MUTATE).*') || true
 	$(PY) tools/mutation_report.py --services
+
+# A seeded random sample of SAMPLE mutants per module (tools/mutation_sample.py), for modules too large
+# to run whole here: make mutation-sample SAMPLE_OF=scheduler_core.policies SAMPLE=60 SEED=19
+# (SERVICES=1: the Django services' configuration). Prints each module's score with its 95% interval.
+SAMPLE ?= 60
+SEED ?= 19
+SAMPLE_OF ?= scheduler_core.policies
+mutation-sample: install
+	$(if $(SERVICES),MUTATION_DATABASE_URL=$(MUTATION_DATABASE_URL)) nice -n 10 $(PY) tools/mutation_sample.py --run \
+		$(if $(SERVICES),--services) --per-module $(SAMPLE) --seed $(SEED) $(SAMPLE_OF)
 
 clean:
 	rm -rf $(VENV) var .pytest_cache mutants
