@@ -26,13 +26,20 @@ from collections import defaultdict
 from pathlib import Path
 
 
-def generated_mutants(root: Path = Path("mutants")) -> dict[str, list[str]]:
-    """Every generated mutant name, by module (from mutmut's per-file .meta records)."""
-    by_module: dict[str, list[str]] = defaultdict(list)
+def exit_codes(root: Path = Path("mutants")) -> dict[str, int | None]:
+    """Every generated mutant name with its recorded exit code (None: not run yet), from mutmut's
+    per-file .meta records."""
+    codes: dict[str, int | None] = {}
     for meta in sorted(root.rglob("*.py.meta")):
-        names = json.loads(meta.read_text())["exit_code_by_key"]
-        for name in names:
-            by_module[module_of(name)].append(name)
+        codes.update(json.loads(meta.read_text())["exit_code_by_key"])
+    return codes
+
+
+def generated_mutants(root: Path = Path("mutants")) -> dict[str, list[str]]:
+    """Every generated mutant name, by module."""
+    by_module: dict[str, list[str]] = defaultdict(list)
+    for name in exit_codes(root):
+        by_module[module_of(name)].append(name)
     return by_module
 
 
@@ -53,18 +60,28 @@ def sample(by_module: dict[str, list[str]], prefixes: list[str], per_module: int
     return chosen
 
 
+# mutmut's exit codes (mutmut.stats.status_by_exit_code): killed; survived, no tests or timeout.
+# Any other (not run, interrupted) is run again.
+KILLED_CODES = {1, 3}
+SURVIVED_CODES = {0, 5, 33, 36, -24, 24, 152, 255}
+
 # A small module of each configuration whose `mutmut run` generates every mutant and the statistics.
 FIRST = {"pure": "placement.rules.errors.*", "services": "placement.api.permissions.*"}
 
 
-def run_sample(names: list[str], services: bool, out: Path) -> int:
-    """Run mutmut on exactly `names` and print their score per module with its interval."""
+def run_sample(names: list[str], services: bool, out: Path, rerun: bool = False) -> int:
+    """Run mutmut on `names` not decided yet (with `rerun`, every one not killed: after new tests)
+    and print the score per module of all of `names` with its interval."""
     here = Path(__file__).parent
     mutmut = ([sys.executable, str(here / "mutation_services.py")] if services
               else [sys.executable, "-m", "mutmut"])
     children = ["--max-children", "1" if services else "2"]
     out.write_text("\n".join(names) + "\n")
-    subprocess.run([*mutmut, "run", *children, *names], check=False)
+    keep = KILLED_CODES if rerun else KILLED_CODES | SURVIVED_CODES
+    decided = {n for n, code in exit_codes(out.parent).items() if code in keep}
+    todo = [n for n in names if n not in decided]
+    if todo:  # mutmut runs every mutant it is given by name again, even one already decided
+        subprocess.run([*mutmut, "run", *children, *todo], check=False)
     report = [sys.executable, str(here / "mutation_report.py"), "--names", str(out)]
     return subprocess.run(report + (["--services"] if services else []), check=False).returncode
 
@@ -77,6 +94,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--root", type=Path, default=Path("mutants"))
     parser.add_argument("--run", action="store_true", help="generate, run the sample and report")
     parser.add_argument("--services", action="store_true", help="the Django services' configuration")
+    parser.add_argument("--rerun", action="store_true", help="run the sample's survivors again (after new tests)")
     args = parser.parse_args(argv)
     if args.per_module < 1:
         parser.error("--per-module: must be at least 1")
@@ -94,7 +112,7 @@ def main(argv: list[str]) -> int:
         print(f"no module matches {' '.join(args.prefixes)}", file=sys.stderr)
         return 1
     if args.run:
-        return run_sample(names, args.services, args.root / "sample.txt")
+        return run_sample(names, args.services, args.root / "sample.txt", args.rerun)
     print("\n".join(names))
     return 0
 
