@@ -160,6 +160,24 @@ def test_admission_counts_a_unit_by_its_bind_role_else_by_its_units_and_takes_co
     assert kept == ["dual", "q-1", "q-2", "q-3", "q-4", "q-5", "counter", "mq-a", "mq-b"]
 
 
+def test_admission_keeps_the_best_queues_that_stand_alone_beside_better_companions():
+    # six schedulers acting as admission rank first for whole GPUs and per-team quota; each fills the
+    # slot only beside its scheduler role, so the best three real queues per unit and capability stay too
+    rich = ["per-team-quota", "admission-control", "fair-sharing", "preemption", "job-queueing", "bin-packing"]
+    graph = _graph([
+        *[_scheduler(f"big-{i}", secondary=["L1"], extra=rich) for i in range(1, 7)],
+        *[_queue(f"q-{i}", caps=c) for i, c in enumerate([3, 2, 1, 0], start=1)],
+        _queue("mq", units=("mig_instance",)),
+    ])
+    ctx = _ctx(graph, slo=TEAMS)
+    slugs = _all(graph, SlotName.ADMISSION_QUOTA)
+    bigs = [f"big-{i}" for i in range(1, 7)]
+    assert top_cluster(ctx, SlotName.ADMISSION_QUOTA, slugs, {WHOLE}, set(bigs)) == [*bigs, "q-1", "q-2", "q-3"]
+    assert top_cluster(ctx, SlotName.ADMISSION_QUOTA, slugs, {WHOLE, MIG}, set(bigs)) == [*bigs, "mq", "q-1", "q-2", "q-3"]
+    # for the required capability alone (a unit no big one counts)
+    assert top_cluster(ctx, SlotName.ADMISSION_QUOTA, slugs, {MIG}, set(bigs)) == [*bigs, "mq", "q-1", "q-2", "q-3"]
+
+
 def test_a_required_candidate_outside_the_slot_list_is_not_added(schedulers):
     graph = _graph(schedulers)
     ctx = _ctx(graph, constraints={"require": ["req"]})
@@ -222,3 +240,21 @@ def test_a_handoff_that_creates_its_unit_itself_is_paired_with_itself_though_it_
     ctx = _ctx(graph, slo={**SINGLE_TEAM, "isolation": "hard"}, pool={"gpu_model": "A100-80GB"})
     assert _options(ctx) == [("mig_instance", "mig-suite", "mig-suite")] + [
         ("mig_instance", f"m{i}", "mig-suite") for i in range(1, 6)]
+
+
+# --- compose: pruning keeps a stack possible ------------------------------------------------------
+
+
+def test_pruning_keeps_an_admission_project_that_can_stand_alone_when_better_ones_need_their_scheduler_role():
+    # Seven schedulers also act as admission (secondary layer L1) and rank above the one real queue, but
+    # each conflicts with the only device plugin: the one stack is kube-scheduler + queue + plugin.
+    rich = ["per-team-quota", "admission-control", "fair-sharing", "preemption", "job-queueing", "bin-packing"]
+    graph = _graph([
+        _handoff("plugin"),
+        _scheduler("kube-scheduler"),
+        _queue("queue"),
+        *[_scheduler(f"big-{i}", secondary=["L1"], extra=rich, conflicts=["plugin"]) for i in range(1, 8)],
+    ])
+    result = compose(graph, ComposeRequest(profile="batch_inference", slo=TEAMS))
+    assert result.feasible, result.failures
+    assert [s.title for s in result.stacks] == ["Whole GPU (Plugin) + Kube Scheduler + Queue"]
