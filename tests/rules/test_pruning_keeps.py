@@ -137,8 +137,10 @@ def test_a_unit_brings_its_best_binders_in_unit_order(schedulers):
     graph = _graph([*schedulers, *[_scheduler(f"ts-{x}", units=("time_slice",)) for x in "ab"]])
     ctx = _ctx(graph)
     slugs = [s for s in _all(graph, SlotName.SCHEDULING_POLICY) if s not in ("kube-scheduler", "plug")]
-    kept = top_cluster(ctx, SlotName.SCHEDULING_POLICY, slugs, {ResourceUnit.TIME_SLICE, MIG, WHOLE}, set())
-    assert kept[TOP_CLUSTER:] == ["mig-a", "mig-b", "mig-c", "ts-a", "ts-b"]  # mig_instance < time_slice
+    # in the order of the units' names, whatever order they come in
+    for units in ((WHOLE, ResourceUnit.TIME_SLICE, MIG), (MIG, ResourceUnit.TIME_SLICE), (ResourceUnit.TIME_SLICE, MIG)):
+        kept = top_cluster(ctx, SlotName.SCHEDULING_POLICY, slugs, units, set())
+        assert kept[TOP_CLUSTER:] == ["mig-a", "mig-b", "mig-c", "ts-a", "ts-b"]  # mig_instance < time_slice
 
 
 def test_admission_counts_a_unit_by_its_bind_role_else_by_its_units_and_takes_companions():
