@@ -107,7 +107,7 @@ def test_the_bounds_stop_sooner_the_fewer_stacks_are_asked_for(graphs, catalog, 
     assert {limit: compose(graphs[catalog], _request(classes, limit)).combinations_checked for limit in checked} == checked
 
 
-@pytest.mark.parametrize("required", [["resource-quota"], ["jobset"], ["dcgm-exporter", "kai-scheduler"]])
+@pytest.mark.parametrize("required", [["coscheduling"], ["resource-quota"], ["jobset"], ["dcgm-exporter", "kai-scheduler"]])
 def test_a_bounded_search_still_finds_the_stacks_with_a_required_project(graphs, required):
     # scheduler and admission projects must be in the core the search scores; an optional-slot project
     # (a workload API, an exporter) joins after it, so the core cannot be asked to hold it

@@ -210,6 +210,19 @@ def test_a_pool_keeps_its_six_best_options_and_a_required_handoff_that_ranks_bel
     assert _options(_ctx(graph, constraints={"require": ["h3"]})) == best
 
 
+def test_a_handoff_built_for_the_pools_unit_ranks_by_its_native_bonus_before_the_cut():
+    # six handoffs built around MIG (their first unit) also hand out whole GPUs and have one preferred
+    # capability more; the whole-GPU one's native bonus (composition.yaml native_handoff, 1 point)
+    # evens that out, and its name wins the tie
+    graph = _graph([
+        _handoff("a-native"),
+        *[_handoff(f"multi-{i}", caps=1, units=("mig_instance", "whole_gpu")) for i in range(1, 7)],
+        _scheduler("sched"), _queue("queue"),
+    ])
+    assert _options(_ctx(graph)) == [("whole_gpu", None, "a-native")] + [
+        ("whole_gpu", None, f"multi-{i}") for i in range(1, 6)]
+
+
 def test_a_required_mechanism_that_ranks_below_the_cut_stays_with_its_two_best_handoffs():
     graph = _graph([
         *[_slicer(f"m{i}", caps=c) for i, c in enumerate([6, 5, 4, 3, 2, 1, 1, 0], start=1)],
