@@ -200,14 +200,15 @@ def _options(ctx):
 
 
 def test_a_pool_keeps_its_six_best_options_and_a_required_handoff_that_ranks_below_them():
+    # named against their rank: h8 is the best, h1 and h2 the worst
     graph = _graph([
-        *[_handoff(f"h{i}", caps=c) for i, c in enumerate([6, 5, 4, 3, 2, 1, 0, 0], start=1)],
+        *[_handoff(f"h{i}", caps=c) for i, c in enumerate([0, 0, 1, 2, 3, 4, 5, 6], start=1)],
         _scheduler("sched"), _queue("queue"),
     ])
-    best = [("whole_gpu", None, f"h{i}") for i in range(1, 7)]
+    best = [("whole_gpu", None, f"h{i}") for i in range(8, 2, -1)]
     assert _options(_ctx(graph)) == best
-    assert _options(_ctx(graph, constraints={"require": ["h8"]})) == [*best, ("whole_gpu", None, "h8")]
-    assert _options(_ctx(graph, constraints={"require": ["h3"]})) == best
+    assert _options(_ctx(graph, constraints={"require": ["h1"]})) == [*best, ("whole_gpu", None, "h1")]
+    assert _options(_ctx(graph, constraints={"require": ["h6"]})) == best
 
 
 def test_a_handoff_built_for_the_pools_unit_ranks_by_its_native_bonus_before_the_cut():
