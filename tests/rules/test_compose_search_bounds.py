@@ -117,3 +117,21 @@ def test_a_bounded_search_still_finds_the_stacks_with_a_required_project(graphs,
     assert result.combinations_checked > EXHAUSTIVE_LIMIT
     for stack in result.stacks:
         assert set(required) <= set(stack.components)
+
+
+def test_three_classes_on_the_shipped_catalog_rank_these_stacks(graphs):
+    # past the limit the search keeps the best cores by their fast score (ties: the first checked);
+    # two stacks of the same projects and score then differ only in which pool gets MIG
+    result = compose(graphs["shipped"], _request(["train", "chat", "batch"]))
+    vgpu, plugin = "volcano-vgpu-device-plugin", "nvidia-device-plugin"
+
+    def pools(stack):
+        return {a.pool: a.project.slug for a in stack.slots if a.pool and a.slot.value == "device_handoff"}
+
+    assert [(s.score, s.title, pools(s)) for s in result.stacks] == [
+        (18.5, "Volcano vGPU device plugin + Volcano", {"train": vgpu, "chat": vgpu, "batch": vgpu}),
+        (18.5, "Volcano vGPU device plugin + Volcano + Kubernetes ResourceQuota", {"train": vgpu, "chat": vgpu, "batch": vgpu}),
+        (18.0, "NVIDIA Multi-Instance GPU (MIG) + KAI Scheduler + NVIDIA Run:ai", {"train": plugin, "chat": plugin, "batch": plugin}),
+        (17.5, "NVIDIA Multi-Instance GPU (MIG) + Volcano vGPU device plugin + Volcano", {"train": plugin, "chat": vgpu, "batch": vgpu}),
+        (17.5, "Volcano vGPU device plugin + NVIDIA Multi-Instance GPU (MIG) + Volcano", {"train": vgpu, "chat": vgpu, "batch": plugin}),
+    ]
