@@ -261,20 +261,28 @@ def pool_options(ctx: Context, spec: PoolSpec, companions: set[str], unusable=No
 
 def top_cluster(ctx: Context, slot: SlotName, slugs: list[str], units: set[ResourceUnit], companions: set[str]) -> list[str]:
     """The best candidates by local score, plus the best few per pool unit and per required
-    capability, so that pruning never drops the only candidates that make a stack possible."""
+    capability (and the best few of those that fill the slot by their primary layer), so that
+    pruning never drops the only candidates that make a stack possible."""
     ranked = sorted(placeable(ctx, slot, slugs, companions), key=lambda s: (-local_score(ctx, s), s))
     keep = list(ranked[:TOP_CLUSTER])
     if slot == SlotName.SCHEDULING_POLICY:
         keep.extend(s for s in ranked if keeps_default_scheduler(ctx, s) and s not in keep)
+    primary = ctx.graph.slot_primary[slot]
+
+    def best(fit: list[str]) -> list[str]:
+        # the best few, and the best few that fill the slot by their primary layer: a companion fills
+        # it only beside its primary role, which the rest of a stack may rule out
+        return fit[:TOP_PER_UNIT] + [s for s in fit if s in primary][:TOP_PER_UNIT]
+
     for unit in sorted(units, key=lambda u: u.value):
         if slot == SlotName.SCHEDULING_POLICY:
             fit = [s for s in ranked if unit in ctx.facts(s).role_units(ContractPoint.BIND)]
         else:
             fit = [s for s in ranked if unit in admission_units(ctx.facts(s))]
-        keep.extend(s for s in fit[:TOP_PER_UNIT] if s not in keep)
+        keep.extend(s for s in best(fit) if s not in keep)
     for cap, _why in ctx.required_caps:
         fit = [s for s in ranked if cap in ctx.facts(s).capabilities]
-        keep.extend(s for s in fit[:TOP_PER_UNIT] if s not in keep)
+        keep.extend(s for s in best(fit) if s not in keep)
     keep.extend(s for s in ctx.required if s in slugs and s not in keep)
     return keep
 

@@ -25,7 +25,7 @@ def test_no_stack_leads_with_the_broken_contract_that_names_a_required_project(g
         "armada (6x); yunikorn conflicts with armada (6x).")
     assert result.excluded[:2] == ["Quota fails: runai cannot count Memory quota + compute share in quota (10 combinations)",
                                    "Quota fails: runai cannot count MPS share in quota (7 combinations)"]
-    assert result.combinations_checked == 252
+    assert result.combinations_checked == 294
 
 
 def test_the_lead_contract_is_the_one_naming_a_required_project_even_if_rarer(graph):
@@ -48,18 +48,21 @@ def test_no_stack_without_a_broken_contract_names_only_the_exclusions(graph):
     (failure,) = result.failures
     assert (failure.slot, failure.contract_point) == (None, None)
     assert failure.reason == (
-        "Every combination of the remaining candidates fails: lacks required appwrapper (6x); lacks required jobset (4x); "
+        "Every combination of the remaining candidates fails: lacks required appwrapper (8x); lacks required jobset (8x); "
         "volcano conflicts with armada (1x); kai-scheduler conflicts with armada (1x); yunikorn conflicts with armada (1x).")
-    assert result.excluded[:3] == ["lacks required appwrapper (6 combinations)", "lacks required jobset (4 combinations)",
+    assert result.excluded[:3] == ["lacks required appwrapper (8 combinations)", "lacks required jobset (8 combinations)",
                                    "volcano conflicts with armada (1 combination)"]
-    assert result.combinations_checked == 30
+    assert result.combinations_checked == 40
 
 
 def test_a_feasible_result_keeps_at_most_ten_counted_exclusions(graph):
     result = _compose(graph, profile="online_inference")
     assert result.feasible and result.failures == []
     assert len(result.excluded) == 10
-    assert result.excluded[0] == "Quota fails: runai cannot count Memory quota + compute share in quota (10 combinations)"
+    assert result.excluded[0].startswith("Bind fails on the serving pool: two binders - hami's mutating webhook rewrites "
+                                         "spec.schedulerName of GPU pods to hami-scheduler, so volcano's policy never sees them")
+    assert result.excluded[0].endswith("(13 combinations)")
+    assert "Quota fails: runai cannot count Memory quota + compute share in quota (10 combinations)" in result.excluded
 
 
 def test_the_limit_caps_the_stacks_ranked_best_first(graph):
