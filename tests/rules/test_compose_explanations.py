@@ -136,3 +136,21 @@ def test_a_partitioned_pool_names_the_mechanism_that_creates_its_unit(catalog_do
     assert data_plane.project.slug == "mig"
     assert data_plane.why.startswith(f"Creates MIG instance for the training pool (hard isolation: {mig.note.rstrip('.')}")
     assert stack.title.startswith("NVIDIA Multi-Instance GPU (MIG) + ")  # a pool with a mechanism is titled by it
+
+
+def test_stacks_that_would_share_a_title_say_what_they_add_or_leave_out(small_catalog):
+    # A MIG data plane that is its own device handoff, beside Slicer (data plane) + Plugin A (handoff):
+    # "Mig Slicer + ..." names two stacks, one with Plugin A as the handoff and one without it.
+    mig_slicer = make_document("mig-slicer", layer="L4", units=["mig_instance"],
+                               roles={"advertise": ["mig_instance"], "allocate": ["mig_instance"]},
+                               capabilities=["hardware-partitioning", "gpu-memory-isolation"])
+    queue_m = make_document("queue-m", layer="L1", units=["whole_gpu", "mig_instance"],
+                            roles={"bind": ["whole_gpu", "mig_instance"]}, capabilities=["per-team-quota", "admission-control"])
+    documents = [d for d in small_catalog if d.slug != "queue-a"] + [mig_slicer, queue_m]
+    result = compose(build_graph(documents), ComposeRequest(profile="online_inference", pool=A100, limit=4))
+    assert [(s.title, s.score) for s in result.stacks] == [
+        ("Mig Slicer + Sched A + Queue M without Plugin A, Runtime Hook", 6),
+        ("Slicer + Sched A + Queue M with Mig Slicer", 6),
+        ("Slicer + Sched A + Queue M with Plugin A, Runtime Hook", 5),
+        ("Mig Slicer + Sched A + Queue M with Plugin A, Runtime Hook", 3.5),
+    ]
