@@ -1,5 +1,6 @@
-"""Kueue admission edges: a partially admitted PodGroup runs with its admitted count, and a workload asking
-for a resource its ClusterQueue does not cover waits with Kueue's message and preempts nothing."""
+"""Kueue admission edges: a partially admitted PodGroup runs with its admitted count; a pinned workload gets
+the flavor whose node labels match its selector; a workload asking for a resource its ClusterQueue does not
+cover waits with Kueue's message and preempts nothing."""
 
 from __future__ import annotations
 
@@ -40,3 +41,18 @@ def test_a_workload_asking_for_a_resource_the_queue_does_not_cover_preempts_noth
     assert workload(r, "low").state == "running" and r.preemption.preemptions == 0
     assert workload(r, "cpu-job").pending_reason == (
         "couldn't assign flavors to pod set main: resource cpu unavailable in ClusterQueue")
+
+
+def test_a_workload_with_a_node_selector_gets_the_flavor_whose_node_labels_match_it():
+    # Kueue's flavor assigner skips a ResourceFlavor whose nodeLabels the pod's nodeSelector excludes: the
+    # first flavor (group a) is passed over for a job pinned to group b, which gets flavor fb and lands on b.
+    pool = {"node_groups": [{"name": "a", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8},
+                            {"name": "b", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8}]}
+    cqs = [{"name": "q", "flavors": [
+        {"name": "fa", "node_groups": ["a"], "quotas": {"nvidia.com/gpu": {"nominal": 8}}},
+        {"name": "fb", "node_groups": ["b"], "quotas": {"nvidia.com/gpu": {"nominal": 8}}}]}]
+    docs = [{"kind": "batch", "name": "pinned", "tenant": "q", "gpus_per_worker": 2, "duration": "1h",
+             "node_group": "b"}]
+    r = _run(pool, cqs, docs)
+    assert [(e.kind, e.detail) for e in r.events.entries] == [
+        ("admit", "ClusterQueue q, flavor fb"), ("bind", "1 pod(s): b-0 x1")]
