@@ -57,3 +57,23 @@ def test_without_a_backoff_a_group_is_never_said_to_be_in_backoff_even_in_its_fi
                   "stack": {"control_plane": {"scheduler": "coscheduling"}}, "workloads": docs})
     assert workload(r, "pg").pending_reason == (
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. " + TAIL.format(pod="pg-1"))
+
+
+def _start_after_room_frees_at_600(backoff: float) -> float:
+    """One 4-GPU node held by a 10-minute job; PodGroup pg (2 x 2 GPUs) is rejected at t=60."""
+    docs = [{"kind": "batch", "name": "hog", "gpus_per_worker": 4, "duration": "10m"},
+            {"kind": "training", "name": "pg", "workers": 2, "gpus_per_worker": 2, "min_available": 2,
+             "duration": "1h", "arrival": {"at": 60}}]
+    r = simulate({"name": "cosched", "horizon": "3h",
+                  "pool": {"node_groups": [{"name": "n0", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 4}]},
+                  "stack": {"control_plane": {"scheduler": "coscheduling",
+                                              "coscheduling": {"pod_group_backoff": backoff}}},
+                  "workloads": docs})
+    return workload(r, "pg").start
+
+
+def test_a_group_in_backoff_is_not_scheduled_when_room_frees_before_the_backoff_ends():
+    # podGroupBackoffSeconds: PreFilter denies a PodGroup that failed until its backoff is over, even
+    # though the node freed at t=600; without a backoff the group binds as soon as the room is there.
+    assert _start_after_room_frees_at_600(0) == 600
+    assert _start_after_room_frees_at_600(3600) == 3660

@@ -29,6 +29,18 @@ def test_non_preemptible_pods_of_a_sibling_count_against_the_parent_quota():
                                   "preemptible workload to go over quota.")
 
 
+def test_non_preemptible_pods_bound_earlier_in_the_same_pass_count_against_the_parent_quota():
+    # The same jobs arriving together: train binds first in the pass, and its 3 GPUs already count for org
+    # when serve is checked in that pass (KAI updates the queue's allocation as each job is allocated).
+    queues = [{"name": "org", "quota": 4}, {"name": "a", "parent": "org", "quota": 4},
+              {"name": "b", "parent": "org", "quota": 4}]
+    out = run(queues, [job("train", 3, priority=100), job("serve", 2, tenant="b", priority=100)])
+    assert out["train"][0] == 0
+    assert out["serve"] == (None, "Non-preemptible workload is over quota. Workload requested 2 GPUs, but org quota "
+                                  "is 4 GPUs, while 3 GPUs are already allocated for non-preemptible pods. Use a "
+                                  "preemptible workload to go over quota.")
+
+
 def _reclaimed(queues, docs):
     r = simulate(minimal(pool=NODE, stack=kai(queues), workloads=docs, tenants=TENANTS))
     return [e.workload for e in r.events.entries if e.kind == "preempt"], {w.name: w.start for w in r.workloads}

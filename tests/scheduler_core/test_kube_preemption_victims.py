@@ -84,3 +84,21 @@ def test_pods_bound_for_a_gang_still_waiting_for_its_last_worker_are_victims():
     r = simulate({"name": "kube", "horizon": "2h", "pool": {"node_groups": groups},
                   "stack": {"control_plane": {"scheduler": "kube-default"}}, "workloads": docs})
     assert [(e.t, e.workload) for e in r.events.entries if e.kind == "preempt"] == [(60.0, "a-1")]
+
+
+def test_a_lower_priority_pod_that_fits_binds_while_the_preemptor_waits_for_its_victim():
+    # kube-scheduler schedules pod by pod: urgent (4 GPUs) fits nowhere and nominates n0 by deleting low;
+    # small (2 GPUs, lowest priority) is tried next in the same pass and binds at once on n1's free half,
+    # it does not wait for the victim's 30 s termination.
+    groups = [{"name": f"n{i}", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 4} for i in range(2)]
+    docs = [{"kind": "batch", "name": "low", "gpus_per_worker": 4, "node_group": "n0", "priority": 1, "duration": "10h"},
+            {"kind": "batch", "name": "half", "gpus_per_worker": 2, "node_group": "n1", "priority": 50,
+             "duration": "10h"},
+            {"kind": "batch", "name": "urgent", "gpus_per_worker": 4, "priority": 100, "duration": "1h",
+             "arrival": {"at": 60}},
+            {"kind": "batch", "name": "small", "gpus_per_worker": 2, "priority": 0, "duration": "1h",
+             "arrival": {"at": 60}}]
+    r = simulate({"name": "kube", "horizon": "2h", "pool": {"node_groups": groups},
+                  "stack": {"control_plane": {"scheduler": "kube-default"}}, "workloads": docs})
+    assert [(e.t, e.kind, e.workload) for e in r.events.entries if 60 <= e.t <= 90] == [
+        (60.0, "preempt", "low-0"), (60.0, "bind", "small"), (90.0, "bind", "urgent")]

@@ -131,3 +131,15 @@ def test_coscheduling_gang_that_must_share_a_node_is_never_said_to_fit_now():
     assert reason == ("0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match pod "
                       "affinity rules. PodGroup pair gets rejected due to Pod pair-1 is unschedulable even "
                       "after PostFilter")
+
+
+def test_a_job_whose_failed_pod_awaits_its_controller_says_no_pod_is_pending():
+    # failRequestsGreaterThanOne: the kubelet rejects the 2-replica pod (UnexpectedAdmissionError); the Job
+    # controller recreates it after its 10 s backoff, so at 5 s the job has no pod for a scheduler to explain.
+    pool = {"node_groups": [{"name": "dgx", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 1}]}
+    stack = {"data_plane": {"mechanism": "time-slicing",
+                            "time_slicing": {"replicas": 4, "fail_requests_greater_than_one": True}}}
+    r = simulate(minimal(horizon="5s", pool=pool, workloads=[job("two", 2)], stack=stack))
+    assert r.admission_errors.by_reason == {"UnexpectedAdmissionError": 1}
+    assert workload(r, "two").pending_reason == (
+        "no pod pending: its controller recreates the failed pod(s) after a backoff")

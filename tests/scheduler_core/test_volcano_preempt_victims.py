@@ -67,3 +67,11 @@ def test_a_job_held_back_by_its_queues_deserved_share_preempts_inside_its_queue_
                       job("urgent", "q1", 1, 100, 60)]})
     assert [(e.workload, e.detail) for e in r.events.entries if e.kind == "preempt"] == [
         ("low-1", "VolcanoPreempt: for urgent of queue q1")]
+
+
+def test_while_its_victim_terminates_the_preemptor_evicts_no_one_else():
+    # urgent evicts low-0 at t=60; the pod terminates for terminationGracePeriodSeconds (30 s).  A job
+    # arriving at t=70 starts another session in which urgent still does not fit, but the victim's GPU is
+    # releasing (Volcano counts it as FutureIdle and pipelines the preemptor there), so mid keeps running.
+    assert evictions([("low", 5, 0), ("mid", 10, 0), ("small", 1, 70)], ("urgent", 100)) == [
+        ("low-0", "VolcanoPreempt: for urgent of queue q1")]

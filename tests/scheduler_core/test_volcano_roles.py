@@ -148,3 +148,14 @@ def test_roles_are_refused_where_the_model_cannot_state_them(change, where, word
     with pytest.raises(ScenarioError) as exc:
         parse_scenario(minimal(pool=NODES, stack=stack, workloads=[job], tenants=[{"name": "q", "queue": "q"}]))
     assert any(path == where and words in msg for path, msg in exc.value.errors)
+
+
+def test_without_the_gang_plugin_roles_bind_pod_by_pod_and_the_partial_job_never_runs():
+    # The same three 8-GPU workers, but no gang plugin: nothing holds the PodGroup to its minimum, so the
+    # master and the two workers that fit bind at once; the job waits for its third worker, its bound
+    # pods time out at the rendezvous and retry, and the job fails without ever running.
+    r = run([pytorch_job(workers=3)], stack=volcano(plugins=("priority",), actions=("allocate", "backfill")))
+    assert bound_at_start(r) == {"train-master": 1, "train-worker": 2}
+    worker = workload(r, "train-worker")
+    assert (worker.state, worker.start) == ("failed", None) and worker.restarts > 0
+    assert ("fail", "train-worker", "RendezvousTimeout") in {(e.kind, e.workload, e.detail) for e in r.events.entries}

@@ -117,3 +117,14 @@ def test_kueue_preempt_newer_workloads_with_the_same_priority():
                 ("wl2", "preventStarvation", 1, 2)]
     got = run_case(STARVE, admitted, ("preventStarvation", 1, 2), incoming_created_early=75.0)
     assert got == {("wl2", IN_CQ)}, f"{SRC} / {name}"
+
+
+def test_reclaim_within_cohort_never_leaves_a_lower_priority_borrower_running():
+    # Not an upstream table case: the ClusterQueue API's documented default, reclaimWithinCohort: Never ("do
+    # not preempt Workloads in the cohort").  n2 borrows n1's whole nominal quota with a lower-priority
+    # workload; n1's incoming workload waits instead of reclaiming it (with Any it reclaims, as the
+    # "reclaim quota from borrower" case above does).
+    never = [cq("n1", 6, "cohort-n", within="LowerPriority", reclaim="Never"), cq("n2", 6, "cohort-n")]
+    assert run_case(never, [("n2-low", "n2", -1, 12)], ("n1", 1, 6)) == set()
+    anyq = [cq("n1", 6, "cohort-n", within="LowerPriority", reclaim="Any"), cq("n2", 6, "cohort-n")]
+    assert run_case(anyq, [("n2-low", "n2", -1, 12)], ("n1", 1, 6)) == {("n2-low", RECLAIM)}
