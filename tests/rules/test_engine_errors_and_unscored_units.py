@@ -36,3 +36,19 @@ def test_a_training_stack_on_a_unit_the_training_profile_does_not_score_is_expla
         assert sum(i.points for i in stack.score_breakdown) == pytest.approx(stack.score)
     whole = next(s for s in result.stacks if all(p.unit.value == "whole_gpu" for p in s.pools))
     assert [i for i in whole.score_breakdown if i.factor == "unit_fit"]
+
+
+def test_an_unknown_profile_is_refused_listing_every_known_one(graph):
+    with pytest.raises(RulesInputError) as caught:
+        compose(graph, {"profile": "gaming"})
+    assert caught.value.errors["profile"] == [
+        "Unknown workload profile 'gaming'; known: training, online_inference, batch_inference, interactive, mixed."
+    ]
+
+
+@pytest.mark.parametrize(("tenants", "shared"), [((1,), False), ((1, 1), False), ((1, 3), True)])
+def test_without_an_slo_the_classes_tenants_decide_whether_the_pool_is_shared(graph, tenants, shared):
+    workloads = [{"name": f"c{i}", "kind": "batch_inference", "replicas": 2, "gpus_per_replica": 1,
+                  "gpu_memory_gib": 16, "tenants": n} for i, n in enumerate(tenants)]
+    result = compose(graph, {"profile": "batch_inference", "workloads": workloads, "limit": 1})
+    assert result.slo.multi_tenant is shared
