@@ -46,9 +46,17 @@ def test_an_unknown_profile_is_refused_listing_every_known_one(graph):
     ]
 
 
-@pytest.mark.parametrize(("tenants", "shared"), [((1,), False), ((1, 1), False), ((1, 3), True)])
+@pytest.mark.parametrize(("tenants", "shared"), [((1,), False), ((1, 1), False), ((2,), True), ((1, 3), True)])
 def test_without_an_slo_the_classes_tenants_decide_whether_the_pool_is_shared(graph, tenants, shared):
     workloads = [{"name": f"c{i}", "kind": "batch_inference", "replicas": 2, "gpus_per_replica": 1,
                   "gpu_memory_gib": 16, "tenants": n} for i, n in enumerate(tenants)]
     result = compose(graph, {"profile": "batch_inference", "workloads": workloads, "limit": 1})
     assert result.slo.multi_tenant is shared
+
+
+def test_an_unknown_excluded_project_and_a_repeated_required_one_are_refused_on_their_own_fields(graph):
+    with pytest.raises(RulesInputError) as caught:
+        compose(graph, {"profile": "training", "constraints": {"require": ["kueue", "kueue"], "exclude": ["no-such-project"]}})
+    assert caught.value.errors["constraints.require"] == ["Project slugs repeat."]
+    assert list(caught.value.errors) == ["constraints.require", "constraints.exclude"]
+    assert "no-such-project" in caught.value.errors["constraints.exclude"][0]
