@@ -72,18 +72,22 @@ class KubeScheduler(Policy):
         return True
 
     def _victims(self, node: "Node", wl: "Workload") -> list["Pod"] | None:
+        """The lowest-priority pods on ``node``, most recently bound first, whose deletion lets one pod of
+        ``wl`` fit there: its GPUs, and its host CPU and memory when it asks for them (NodeResourcesFit
+        checks the whole request). None if it fits already or no deletion makes it fit."""
         req = wl.request
-        free = node.free.get(req.resource, 0)
-        if free >= req.count:
+        probe = self.sim.eviction_probe(wl, 1, [node])
+        if probe.fits():
             return None  # fits already; not a preemption case
         lower = [p for p in node.pods if p.wl.priority < wl.priority and p.state in ("running", "bound")
-                 and any(c.resource == req.resource for c in p.contexts)]
+                 and (any(c.resource == req.resource for c in p.contexts)
+                      or (req.cpu and p.wl.request.cpu) or (req.host_gib and p.wl.request.host_gib))]
         lower.sort(key=lambda p: (p.wl.priority, -p.bound_at, -p.uid))
         out = []
         for p in lower:
             out.append(p)
-            free += sum(1 for c in p.contexts if c.resource == req.resource)
-            if free >= req.count:
+            probe.add([p])
+            if probe.fits():
                 return out
         return None
 

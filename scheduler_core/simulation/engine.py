@@ -194,9 +194,10 @@ class ClusterSimulation(BindingPhase, RunningPhase, TerminationPhase, MemoryPhas
             return False
         return not (req.cpu or req.host_gib) or explain.pods_that_fit(self, wl, pods) >= pods
 
-    def eviction_probe(self, wl: Workload, pods: int) -> "EvictionProbe":
-        """Incremental check of whether evicting some pods makes room for ``pods`` pods of ``wl``."""
-        return EvictionProbe(self, wl, pods)
+    def eviction_probe(self, wl: Workload, pods: int, nodes: list[Node] | None = None) -> "EvictionProbe":
+        """Incremental check of whether evicting some pods makes room for ``pods`` pods of ``wl``
+        (on ``nodes``, default every node the scheduler may place it on)."""
+        return EvictionProbe(self, wl, pods, nodes)
 
     def log_event(self, kind: str, wl: Workload, detail: str = "", node: str | None = None) -> None:
         """Record a decision in the bounded event log (policies call it through the port)."""

@@ -82,11 +82,11 @@ class EvictionProbe:
     Adding a victim costs O(its pods); :meth:`fits` is O(1).
     """
 
-    def __init__(self, sim: "ClusterSimulation", wl: Workload, pods: int) -> None:
+    def __init__(self, sim: "ClusterSimulation", wl: Workload, pods: int, nodes: list[Node] | None = None) -> None:
         self.req = wl.request
         self.pods = pods
         self.level = wl.topology_required
-        nodes = sim.candidate_nodes(wl)
+        nodes = sim.candidate_nodes(wl) if nodes is None else nodes
         self.eligible = {n.name for n in nodes}
         self.count_kind = self.req.kind == "count"
         if self.count_kind:

@@ -102,3 +102,27 @@ def test_a_lower_priority_pod_that_fits_binds_while_the_preemptor_waits_for_its_
                   "stack": {"control_plane": {"scheduler": "kube-default"}}, "workloads": docs})
     assert [(e.t, e.kind, e.workload) for e in r.events.entries if 60 <= e.t <= 90] == [
         (60.0, "preempt", "low-0"), (60.0, "bind", "small"), (90.0, "bind", "urgent")]
+
+
+def _host_limited(low_cpu: int, urgent_cpu: int, low_gpus: int = 1):
+    """One 8-GPU, 64-core node: ``low`` (priority 1, ``low_gpus`` GPU(s) and ``low_cpu`` cores a pod, two pods)
+    runs from t=0; ``urgent`` (priority 10, 1 GPU, ``urgent_cpu`` cores) arrives at t=60."""
+    groups = [{"name": "n", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8, "cpu": 64}]
+    docs = [{"kind": "batch", "name": "low", "workers": 2, "gpus_per_worker": low_gpus, "cpu": low_cpu, "priority": 1,
+             "duration": "10h"},
+            {"kind": "batch", "name": "urgent", "gpus_per_worker": 1, "cpu": urgent_cpu, "priority": 10,
+             "duration": "1h", "arrival": {"at": 60}}]
+    r = simulate({"name": "kube", "horizon": "2h", "pool": {"node_groups": groups},
+                  "stack": {"control_plane": {"scheduler": "kube-default"}}, "workloads": docs})
+    return [(e.t, e.kind, e.workload) for e in r.events.entries if e.kind in ("preempt", "bind") and 60 <= e.t <= 90]
+
+
+def test_a_pod_short_of_host_cpu_preempts_a_lower_pod_though_gpus_are_free():
+    # Six GPUs are free but the two low pods hold all 64 cores: kube-scheduler's preemption checks the
+    # whole request (NodeResourcesFit), so one low pod goes and urgent binds after the grace period.
+    assert _host_limited(low_cpu=32, urgent_cpu=16) == [(60.0, "preempt", "low-1"), (90.0, "bind", "urgent")]
+
+
+def test_a_pod_whose_cpu_no_deletion_can_free_preempts_nothing():
+    # urgent asks for 80 cores on a 64-core node: no set of victims makes it fit, so nobody is deleted.
+    assert _host_limited(low_cpu=16, urgent_cpu=80) == []
