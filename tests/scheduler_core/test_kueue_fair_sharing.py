@@ -115,3 +115,17 @@ def test_weight_zero_only_sends_a_queue_last_when_it_borrows():
     cqs = [cq("a", 8, "org"), cq("b", 8, "org")]
     out = run([job("a-job", 8, dur="8h"), job("b-job", 8, tenant="b", dur="8h")], weights={"a": 0}, cqs=cqs)
     assert started(out) == {"a-job"} and out["b-job"][1] == NODE_FULL
+
+
+def test_weight_zero_sends_a_queue_last_however_little_it_borrows():
+    # Only c lends cores (1000). a (weight 0) would borrow 1 core, b 1000: a's share is infinite, so b is
+    # admitted although a came first and borrows far less; a then lacks its one core.
+    def cqs():
+        return [_cpu_cq("a", 4, 0), _cpu_cq("b", 4, 0), _cpu_cq("c", 0, 1000)]
+
+    docs = [job("a-job", 1, dur="8h", cpu=1), job("b-job", 1, tenant="b", dur="8h", cpu=1000)]
+    out = run(docs, cqs=cqs(), weights={"a": 0})
+    assert started(out) == {"b-job"}
+    assert out["a-job"][1] == ("couldn't assign flavors to pod set main: insufficient unused quota for cpu in "
+                               "flavor a100, 1 more needed")
+    assert started(run(docs, cqs=cqs())) == {"a-job"}  # at weight 1 a's share (1) is the lower

@@ -14,7 +14,7 @@ def node(name, gpus, **host):
     return {"name": name, "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": gpus, "rack": "r", **host}
 
 
-def pending(groups, workloads, flavor_node_groups=None):
+def pending(groups, workloads, flavor_node_groups=None, events=()):
     """workloads: (name, pods, extra), one second apart; returns {name: (admitted_at, pending reason)}."""
     flavor = {"name": "tas-default", "quotas": {"nvidia.com/gpu": 50, "cpu": 500, "memory": 5000}}
     if flavor_node_groups:
@@ -26,7 +26,7 @@ def pending(groups, workloads, flavor_node_groups=None):
         "stack": {"control_plane": {"scheduler": "kube-default", "admission": "kueue", "kueue": {
             "topology_aware_scheduling": True, "local_queues": {"default": "main"},
             "cluster_queues": [{"name": "main", "flavors": [flavor]}]}}},
-        "workloads": docs})
+        "workloads": docs, "events": list(events)})
     sim = ClusterSimulation(sc)
     sim.execute()
     return {w.name: (w.admitted_at, sim.pending_reason(w)) for w in sim.workloads}
@@ -131,3 +131,10 @@ def test_memory_and_gpu_both_short_name_memory_first_as_kueue_breaks_ties():
     out = pending([node("x1", 1, memory_gib=16)], [("holder", 1, {}), ("wl", 1, {"host_memory_gib": 32})])
     assert out["wl"] == (None, PREFIX + 'topology "default" doesn\'t allow to fit any of 1 pod(s). Total nodes: 1; '
                                         'excluded: resource "memory": 1')
+
+
+def test_when_every_node_of_the_flavor_is_down_no_pod_fits():
+    # x1 fails before the workload arrives and stays down past the horizon: TAS has no node to offer.
+    out = pending([node("x1", 4)], [("wl", 2, {"arrival": {"at": 60}})],
+                  events=[{"at": 0, "kind": "node_failure", "node": "x1-0", "duration": "2h"}])
+    assert out["wl"] == (None, PREFIX + 'topology "default" doesn\'t allow to fit any of 2 pod(s)')

@@ -143,3 +143,18 @@ def test_a_job_whose_failed_pod_awaits_its_controller_says_no_pod_is_pending():
     assert r.admission_errors.by_reason == {"UnexpectedAdmissionError": 1}
     assert workload(r, "two").pending_reason == (
         "no pod pending: its controller recreates the failed pod(s) after a backoff")
+
+
+def test_a_podgroup_whose_failed_pod_awaits_its_controller_says_no_pod_is_pending_though_the_node_is_full():
+    # As above under coscheduling, with four 1-replica jobs filling the node at 1 s: the PodGroup still has
+    # no pod to explain, so it is not "rejected because a pod is unschedulable".
+    pool = {"node_groups": [{"name": "dgx", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 1}]}
+    stack = {"control_plane": {"scheduler": "coscheduling"},
+             "data_plane": {"mechanism": "time-slicing",
+                            "time_slicing": {"replicas": 4, "fail_requests_greater_than_one": True}}}
+    fillers = [job(f"f{i}", 1, at=1) for i in range(4)]
+    r = simulate(minimal(horizon="5s", pool=pool, workloads=[job("two", 2), *fillers], stack=stack))
+    assert r.admission_errors.by_reason == {"UnexpectedAdmissionError": 1}
+    assert all(workload(r, f"f{i}").start == 1.0 for i in range(4))
+    assert workload(r, "two").pending_reason == (
+        "no pod pending: its controller recreates the failed pod(s) after a backoff")
