@@ -117,3 +117,15 @@ def test_an_unknown_project_or_profile_is_bad_input_with_the_known_profiles(grap
         "with": ["Unknown project 'plugin'. Did you mean: plugin-a, vm-plugin?"],
         "profile": ["Unknown workload profile 'serving'; known: training, online_inference, batch_inference, interactive, mixed."],
     }
+
+
+def test_a_project_primary_in_two_slots_names_both_where_it_fits_only_alongside_them(small_catalog):
+    # A node agent on L4 that advertises and allocates whole GPUs and exports telemetry (device handoff and
+    # observability are both L4 slots), and also queues from L1.
+    agent = make_document("agent", layer="L4", secondary=["L1"], units=["whole_gpu"],
+                          roles={"advertise": ["whole_gpu"], "allocate": ["whole_gpu"]},
+                          capabilities=["device-discovery", "gpu-telemetry", "job-queueing"])
+    graph = build_graph([*small_catalog, agent])
+    fits = {(slot, slug): reason for slot, slug, reason in _fits(compatible(graph, "sched-a", "training"))}
+    assert fits[(SlotName.ADMISSION_QUOTA, "agent")] == (
+        f"Admission and quota: {NO_CONTRACT} Only alongside its primary role (device_handoff, observability).")

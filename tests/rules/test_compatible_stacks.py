@@ -43,3 +43,31 @@ def test_vm_handoffs_are_not_offered_for_pod_workloads(graph):
     result = compatible(graph, "volcano", "training")
     assert "kubevirt-gpu-device-plugin" not in {c.project.slug for c in result.compatible}
     assert "kubevirt-gpu-device-plugin" in {r.project for r in result.incompatible}
+
+
+def test_an_explicit_slo_replaces_the_profiles_default(graph):
+    # Online inference defaults to soft isolation, where HAMi's memory/compute shares lead; asked for hard
+    # isolation, every stack with HAMi hands out MIG instances or whole GPUs, in pools that accept only hard.
+    from placement.rules.models import Slo
+
+    soft = compatible(graph, "hami", "online_inference")
+    hard = compatible(graph, "hami", "online_inference", slo=Slo(isolation="hard"))
+    assert soft.stacks[0].pools[0].unit == "memory_compute_share"
+    assert hard.stacks and all("hami" in s.components for s in hard.stacks)
+    assert {p.unit.value for s in hard.stacks for p in s.pools} == {"mig_instance", "whole_gpu"}
+    assert all([i.value for i in p.isolation] == ["hard"] for s in hard.stacks for p in s.pools)
+
+
+def test_at_most_five_stacks_are_offered(graph):
+    # Six stacks with HAMi exist for online inference; the page lists the best five.
+    assert len(compatible(graph, "hami", "online_inference").stacks) == 5
+
+
+def test_a_project_with_no_primary_slot_fits_only_alongside_none(graph):
+    # Slinky's primary layer is L2 but it binds no pod, so it is a candidate only through its secondary
+    # layers (L0, L1): no slot is its primary role.
+    result = compatible(graph, "aibrix", "training")
+    reasons = {(c.slot, c.project.slug): c.reason for c in result.compatible}
+    assert reasons[(SlotName.ADMISSION_QUOTA, "slinky")] == (
+        "Admission and quota: no contract point between them to break; they do not conflict. "
+        "Only alongside its primary role (none).")
