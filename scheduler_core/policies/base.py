@@ -18,7 +18,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Callable, Hashable, Iterator
 
 if TYPE_CHECKING:  # pragma: no cover
-    from scheduler_core.cluster import DeviceRequest
+    from scheduler_core.cluster import DeviceRequest, Node
     from scheduler_core.policies.port import ClusterPort
     from scheduler_core.workloads import Workload
 
@@ -222,13 +222,27 @@ class Policy:
         floor = max(1, min(need, wl.min_member - len(wl.pods)))
         if not sim.quick_fit(wl, floor):
             return False
-        plan = sim.plan(wl, need, strategy, level) if sim.quick_fit(wl, need) else None
+        nodes = self.placed_domain(wl, level)
+        plan = sim.plan(wl, need, strategy, level, nodes) if sim.quick_fit(wl, need) else None
         if plan is None and floor < need:
-            plan = sim.plan(wl, floor, strategy, level)  # elastic gang: start with minMember
+            plan = sim.plan(wl, floor, strategy, level, nodes)  # elastic gang: start with minMember
         if plan is None:
             return False
         sim.bind_plan(wl, plan)
         return True
+
+    def placed_domain(self, wl: "Workload", level: str | None) -> list["Node"] | None:
+        """The nodes of the topology domain ``wl``'s bound pods already hold, when it requires one (an elastic
+        gang growing past its minimum, a replacement pod): a required topology binds the whole gang. None:
+        no pod placed yet or no requirement."""
+        placed = [p.node for p in wl.pods if p.node is not None]
+        if level is None or not placed:
+            return None
+        if level == "node":
+            names = {n.name for n in placed}
+            return [n for n in self.sim.candidate_nodes(wl) if n.name in names]
+        racks = {n.rack for n in placed}
+        return [n for n in self.sim.candidate_nodes(wl) if n.rack in racks]
 
     def gang_strategy(self, wl: "Workload", default: str) -> tuple[str, str | None]:
         """Topology-aware placement when the workload asks for it."""
