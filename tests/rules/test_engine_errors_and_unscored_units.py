@@ -60,3 +60,12 @@ def test_an_unknown_excluded_project_and_a_repeated_required_one_are_refused_on_
     assert caught.value.errors["constraints.require"] == ["Project slugs repeat."]
     assert list(caught.value.errors) == ["constraints.require", "constraints.exclude"]
     assert "no-such-project" in caught.value.errors["constraints.exclude"][0]
+
+
+def test_an_unknown_project_is_reported_on_the_slug_field_unless_the_caller_names_one(graph):
+    with pytest.raises(RulesInputError) as exc:
+        graph.project("kueu")
+    assert exc.value.errors == {"slug": ["Unknown project 'kueu'. Did you mean: kueue?"]}
+    with pytest.raises(RulesInputError) as exc:
+        graph.project("kueu", field_name="with")
+    assert list(exc.value.errors) == ["with"]

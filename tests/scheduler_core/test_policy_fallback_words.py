@@ -1,0 +1,31 @@
+"""The base policy's last words for a waiting workload, when the cluster sees no reason it cannot fit: the
+shipped scenarios never leave such a workload at the horizon (every pass places what fits), so these are
+checked against a cluster port that reports no unschedulable reason."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from scheduler_core.policies.base import Policy
+
+
+class _Port(SimpleNamespace):
+    def unschedulable(self, wl, siblings_fill=False, wording="available"):
+        return None
+
+
+def _explain(pending: int, nominated_until: float = 0.0) -> str:
+    wl = SimpleNamespace(pending=pending, nominated_until=nominated_until)
+    return Policy(_Port(now=100.0)).explain(wl)
+
+
+def test_a_pod_that_fits_waits_for_the_next_cycle():
+    assert _explain(pending=1) == "Pending: fits now, waiting for the next scheduling cycle"
+
+
+def test_a_nominated_pod_waits_for_its_victims():
+    assert _explain(pending=1, nominated_until=130.0) == "waiting for preemption victims to terminate (nominated)"
+
+
+def test_no_pending_pod_is_its_controllers_backoff():
+    assert _explain(pending=0) == "no pod pending: its controller recreates the failed pod(s) after a backoff"
