@@ -237,7 +237,7 @@ class _ProgressWriter:
     def __init__(self, run_id: int, interval: float = 0.5):
         self.run_id = run_id
         self.interval = interval
-        self.last = 0.0
+        self.last = float("-inf")  # the first call always writes, however recently the machine booted
 
     def __call__(self, fraction: float) -> None:
         now = time.monotonic()
@@ -424,7 +424,6 @@ def sweep_start(*, user, stacks: list[Stack], scenario_name: str, seeds: int, ba
                 if created:
                     new_runs.append(run.pk)
         if new_runs:
-            _check_active_runs(user)
-            transaction.on_commit(lambda: _send_or_withdraw(new_runs, lambda producer: _send_group(new_runs, producer)))
+            queue_group(user, new_runs)
     return sweep
 

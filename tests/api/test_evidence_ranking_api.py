@@ -73,3 +73,14 @@ def test_evaluate_needs_a_user_who_may_run_simulations(reader):
 def test_bad_evaluate_input_is_a_400_and_queues_nothing(architect, body, field):
     assert_error_body(session_client(architect).post("/api/v1/stacks/evaluate/", body, format="json"), 400, field)
     assert not SimulationRun.objects.exists()
+
+
+def test_the_evaluation_group_reaches_the_worker_once_the_request_commits(architect, django_capture_on_commit_callbacks):
+    # Embedded mode (no broker): the group's tasks run in-process when the transaction commits.
+    client = session_client(architect)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/v1/stacks/evaluate/", {"request": REQUEST, "top": 2}, format="json")
+    assert response.status_code == 202, response.content
+    runs = list(SimulationRun.objects.filter(sweep_id=response.json()["id"]))
+    assert len(runs) == 2
+    assert all(r.status == SimulationRun.SUCCEEDED and r.task_id for r in runs), [(r.status, r.error) for r in runs]
