@@ -138,3 +138,10 @@ def test_an_anonymous_visitor_may_compare_only_where_anonymous_reading_is_open(a
     assert api.post("/api/v1/compare/", {"slugs": ["hami", "volcano"]}, format="json").status_code in (401, 403)
     settings.ATLAS_ANONYMOUS_READ = True
     assert api.post("/api/v1/compare/", {"slugs": ["hami", "volcano"]}, format="json").status_code == 200
+
+
+def test_where_reading_needs_a_login_a_signed_in_reader_reads_the_api_and_a_visitor_does_not(api, reader, settings):
+    settings.ATLAS_ANONYMOUS_READ = False
+    assert api.get("/api/v1/projects/").status_code in (401, 403)
+    assert token_client(reader).get("/api/v1/projects/").status_code == 200
+    assert session_client(reader).post("/api/v1/compare/", {"slugs": ["hami", "volcano"]}, format="json").status_code == 200
