@@ -82,3 +82,14 @@ def test_a_sweep_of_no_stacks_says_how_many_to_pick(architect):
     with pytest.raises(ValidationError) as exc:
         evidence.sweep_start(user=architect, stacks=[], scenario_name="any", seeds=2)
     assert exc.value.message_dict == {"stacks": ["Pick between 1 and 4 stacks."]}
+
+
+@pytest.mark.parametrize("field, change, message", [
+    ("scenario.name", {"name": "n" * 201}, "A scenario name has at most 200 characters."),
+    ("scenario.seed", {"seed": 2**63}, "A seed is a whole number between 0 and 2**63 - 1."),
+])
+def test_a_run_the_database_cannot_store_is_refused_on_its_field(architect, field, change, message):
+    with pytest.raises(ValidationError) as exc:
+        evidence.simulation_start(user=architect, stack=None, scenario_document={**batch_scenario(5), **change})
+    assert exc.value.message_dict == {field: [message]}
+    assert not SimulationRun.objects.exists()
