@@ -93,3 +93,31 @@ def test_a_run_the_database_cannot_store_is_refused_on_its_field(architect, fiel
         evidence.simulation_start(user=architect, stack=None, scenario_document={**batch_scenario(5), **change})
     assert exc.value.message_dict == {field: [message]}
     assert not SimulationRun.objects.exists()
+
+
+def test_a_run_whose_worker_went_silent_is_requeued_once_then_failed(settings, django_capture_on_commit_callbacks):
+    # The same bookkeeping the worker tests exercise with a killed worker, without one: a heartbeat older
+    # than ATLAS_RUN_HEARTBEAT_TIMEOUT marks the run lost.
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.ATLAS_RUN_HEARTBEAT_TIMEOUT = 60
+    settings.ATLAS_RUN_MAX_ATTEMPTS = 2
+    now = timezone.now()
+    lost = _run(name="lost")
+    SimulationRun.objects.filter(pk=lost.pk).update(heartbeat_at=now - timedelta(seconds=61), attempts=1, progress=0.4)
+    fresh = _run(name="fresh")
+    SimulationRun.objects.filter(pk=fresh.pk).update(heartbeat_at=now - timedelta(seconds=30), attempts=1)
+    with django_capture_on_commit_callbacks() as sent:
+        assert evidence.simulation_fail_stale(now) == {"requeued": 1, "failed": 0}
+    assert len(sent) == 1  # the requeued run is sent to the broker again
+    lost.refresh_from_db()
+    assert (lost.status, lost.error) == (SimulationRun.QUEUED, "worker stopped reporting progress at 40%; requeued")
+    assert SimulationRun.objects.get(pk=fresh.pk).status == SimulationRun.RUNNING
+    SimulationRun.objects.filter(pk=lost.pk).update(status=SimulationRun.RUNNING, attempts=2,
+                                                    heartbeat_at=now - timedelta(seconds=61))
+    assert evidence.simulation_fail_stale(now) == {"requeued": 0, "failed": 1}
+    lost.refresh_from_db()
+    assert (lost.status, lost.error) == (SimulationRun.FAILED,
+                                         "worker stopped reporting progress at 40% after 2 attempts")
