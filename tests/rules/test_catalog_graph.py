@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from placement.rules import RulesInputError, build_graph, catalog_fingerprint, clear_graph_cache
+from placement.rules import RulesInputError, SlotName, build_graph, catalog_fingerprint, clear_graph_cache
 from placement.rules.synthetic import make_document
 
 
@@ -71,3 +71,13 @@ def test_the_real_catalog_builds_a_connected_composition_graph(graph):
     assert graph.slot_candidates  # every slot has static candidates
     for slot, slugs in graph.slot_candidates.items():
         assert slugs, slot
+
+
+def test_a_secondary_layer_does_not_make_a_scheduler_but_does_make_a_queue(small_catalog):
+    # The scheduling slot takes only projects whose primary layer is L2/L3; admission takes L1 as a
+    # secondary layer too. A queue (L1) that also binds pods from a secondary L2 is no scheduler.
+    queue = make_document("queue-binder", layer="L1", secondary=["L2"], units=["whole_gpu"],
+                          roles={"bind": ["whole_gpu"]}, capabilities=["per-team-quota", "pod-binding"])
+    graph = build_graph([*small_catalog, queue])
+    assert "queue-binder" in graph.slot_candidates[SlotName.ADMISSION_QUOTA]
+    assert "queue-binder" not in graph.slot_candidates[SlotName.SCHEDULING_POLICY]
