@@ -5,6 +5,8 @@ equal or higher priority are never victims.  The preemptor binds once the victim
 
 from __future__ import annotations
 
+import pytest
+
 from scheduler_core import simulate
 
 
@@ -126,3 +128,35 @@ def test_a_pod_short_of_host_cpu_preempts_a_lower_pod_though_gpus_are_free():
 def test_a_pod_whose_cpu_no_deletion_can_free_preempts_nothing():
     # urgent asks for 80 cores on a 64-core node: no set of victims makes it fit, so nobody is deleted.
     assert _host_limited(low_cpu=16, urgent_cpu=80) == []
+
+
+def _mig_node(urgent: dict, whole: dict, whole_at: float, slice_at: float):
+    """One node: GPU 0 whole, GPU 1 one 7g.80gb MIG instance (mixed strategy), 32 cores, 256 GiB.
+    ``whole`` (whole GPU) and ``slice`` (the MIG instance, 4 cores) run at priority 1; ``urgent`` (priority
+    10) asks the MIG instance at t=60. Returns the preemptions and binds from t=60 to t=90."""
+    groups = [{"name": "n", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 2, "cpu": 32, "memory_gib": 256,
+               "mig": [{"devices": [1], "layout": ["7g.80gb@0"]}]}]
+    docs = [{"kind": "batch", "name": "whole", "unit": {"whole_gpu": True}, "priority": 1, "duration": "10h",
+             "arrival": {"at": whole_at}, **whole},
+            {"kind": "batch", "name": "slice", "unit": {"mig_profile": "7g.80gb"}, "cpu": 4, "priority": 1,
+             "duration": "10h", "arrival": {"at": slice_at}},
+            {"kind": "batch", "name": "urgent", "unit": {"mig_profile": "7g.80gb"}, "priority": 10, "duration": "1h",
+             "arrival": {"at": 60}, **urgent}]
+    r = simulate({"name": "kube-mig", "horizon": "2h", "pool": {"node_groups": groups},
+                  "stack": {"data_plane": {"mechanism": "mig", "mig_strategy": "mixed"},
+                            "control_plane": {"scheduler": "kube-default"}}, "workloads": docs})
+    return [(e.t, e.kind, e.workload) for e in r.events.entries if e.kind in ("preempt", "bind") and 60 <= e.t <= 90]
+
+
+@pytest.mark.parametrize("whole", [{"cpu": 8}, {"host_memory_gib": 64}])
+def test_a_pod_holding_none_of_what_the_preemptor_lacks_is_not_deleted(whole):
+    # urgent asks only the MIG instance: the whole-GPU pod, bound later, holds cores or memory urgent does not
+    # ask for, so deleting it frees nothing urgent needs; only the pod on the instance goes.
+    assert _mig_node({}, whole, whole_at=10, slice_at=0) == [(60.0, "preempt", "slice-0"), (90.0, "bind", "urgent")]
+
+
+def test_a_pod_without_the_preemptors_device_is_deleted_for_the_cores_it_holds():
+    # urgent asks the instance and 20 cores; whole holds 28 of the 32 cores: deleting the instance's pod alone
+    # frees 4, so the whole-GPU pod goes too, for its cores.
+    assert _mig_node({"cpu": 20}, {"cpu": 28}, whole_at=0, slice_at=10) == [
+        (60.0, "preempt", "slice-0"), (60.0, "preempt", "whole-0"), (90.0, "bind", "urgent")]
