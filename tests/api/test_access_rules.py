@@ -145,3 +145,18 @@ def test_where_reading_needs_a_login_a_signed_in_reader_reads_the_api_and_a_visi
     assert api.get("/api/v1/projects/").status_code in (401, 403)
     assert token_client(reader).get("/api/v1/projects/").status_code == 200
     assert session_client(reader).post("/api/v1/compare/", {"slugs": ["hami", "volcano"]}, format="json").status_code == 200
+
+
+def test_without_the_read_settings_the_atlas_is_closed_to_anonymous_visitors(settings):
+    # A settings module that defines neither ATLAS_ANONYMOUS_READ nor ATLAS_PUBLIC_EMBEDS: nothing is public.
+    del settings.ATLAS_ANONYMOUS_READ
+    del settings.ATLAS_PUBLIC_EMBEDS
+    assert not access.can(AnonymousUser(), "read") and not access.can(AnonymousUser(), "read_embed")
+    assert access.can(make_user("someone"), "read_embed")
+
+
+def test_a_users_roles_are_looked_up_once_per_user_object(django_assert_num_queries):
+    user = make_user("twice")
+    with django_assert_num_queries(1):
+        assert not access.can(user, "propose")
+        assert not access.can(user, "review")
