@@ -160,3 +160,17 @@ def test_a_pod_without_the_preemptors_device_is_deleted_for_the_cores_it_holds()
     # frees 4, so the whole-GPU pod goes too, for its cores.
     assert _mig_node({"cpu": 20}, {"cpu": 28}, whole_at=0, slice_at=10) == [
         (60.0, "preempt", "slice-0"), (60.0, "preempt", "whole-0"), (90.0, "bind", "urgent")]
+
+
+def test_a_preempted_pods_replacement_queues_behind_pods_created_before_it():
+    # w1's pod is deleted at t=20 for urgent; its controller creates a new pod then, after w2's (t=10). When
+    # urgent ends, kube-scheduler's activeQ (priority, then creation) gives the node to w2 first.
+    groups = [{"name": "n", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 4}]
+    docs = [{"kind": "batch", "name": "w1", "gpus_per_worker": 1, "priority": 5, "duration": "10h", "arrival": {"at": 0}},
+            {"kind": "batch", "name": "w2", "gpus_per_worker": 4, "priority": 5, "duration": "10h", "arrival": {"at": 10}},
+            {"kind": "batch", "name": "urgent", "gpus_per_worker": 4, "priority": 10, "duration": "1h",
+             "arrival": {"at": 20}}]
+    r = simulate({"name": "kube", "horizon": "3h", "pool": {"node_groups": groups},
+                  "stack": {"control_plane": {"scheduler": "kube-default"}}, "workloads": docs})
+    assert [(e.t, e.kind, e.workload) for e in r.events.entries] == [
+        (0.0, "bind", "w1"), (20.0, "preempt", "w1-0"), (50.0, "bind", "urgent"), (3650.0, "bind", "w2")]
