@@ -95,3 +95,19 @@ def test_no_reclaim_that_would_leave_the_victim_queue_below_its_fair_share():
     preempted, start = _reclaimed([{"name": "a", "quota": 4}, {"name": "b", "quota": 4}],
                                   [job("b1", 6, tenant="b"), job("b2", 2, tenant="b"), job("a1", 4, at=60)])
     assert preempted == [] and start["a1"] is None
+
+
+def test_pods_of_a_gang_still_waiting_for_its_other_workers_count_as_non_preemptible_allocation():
+    # train (non-preemptible, 4 x 1 GPU, minAvailable 2) is pinned to a 2-GPU node: two pods bind and wait for
+    # the other two. Their GPUs count against queue a's quota (4) when serve (3 GPUs) is checked.
+    pool = {"node_groups": [{"name": "a", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 2},
+                            {"name": "b", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 4}]}
+    docs = [job("train", 1, workers=4, priority=100) | {"min_available": 2, "node_group": "a"},
+            job("serve", 3, priority=200, at=100)]
+    r = simulate(minimal(horizon="10m", pool=pool, stack=kai([{"name": "a", "quota": 4}]), workloads=docs,
+                         tenants=[{"name": "a", "queue": "a"}]))
+    out = {w.name: (w.start, w.pending_reason) for w in r.workloads}
+    assert [e.detail for e in r.events.entries if e.workload == "train" and e.kind == "bind"] == ["2 pod(s): a-0 x2"]
+    assert out["serve"] == (None, "Non-preemptible workload is over quota. Workload requested 3 GPUs, but a quota is "
+                                  "4 GPUs, while 2 GPUs are already allocated for non-preemptible pods. Use a "
+                                  "preemptible workload to go over quota.")
