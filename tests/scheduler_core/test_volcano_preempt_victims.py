@@ -9,7 +9,8 @@ from scheduler_core import simulate
 PLUGINS = ("priority", "proportion")  # no gang: every bound pod may be a victim
 
 
-def evictions(running: list[tuple], pending: tuple, queues=({"name": "q1"},), pending_queue="q1") -> list[tuple[str, str]]:
+def evictions(running: list[tuple], pending: tuple, queues=({"name": "q1"},), pending_queue="q1",
+              plugins=PLUGINS) -> list[tuple[str, str]]:
     """running: (name, priority, started at); pending: (name, priority) arriving at t=60 on a full
     2-GPU node of queue q1; one 1-GPU pod per job.  Returns (evicted pod, event text)."""
     docs = [{"kind": "training", "name": name, "tenant": "q1" if at < 60 else pending_queue, "workers": 1,
@@ -19,7 +20,7 @@ def evictions(running: list[tuple], pending: tuple, queues=({"name": "q1"},), pe
         "name": "volcano-preempt", "horizon": "2h",
         "pool": {"node_groups": [{"name": "n1", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 2}]},
         "stack": {"control_plane": {"scheduler": "volcano", "volcano": {
-            "queues": list(queues), "actions": ["allocate", "preempt"], "plugins": list(PLUGINS)}}},
+            "queues": list(queues), "actions": ["allocate", "preempt"], "plugins": list(plugins)}}},
         "tenants": [{"name": q["name"], "queue": q["name"]} for q in queues], "workloads": docs})
     return [(e.workload, e.detail) for e in r.events.entries if e.kind == "preempt"]
 
@@ -74,4 +75,10 @@ def test_while_its_victim_terminates_the_preemptor_evicts_no_one_else():
     # arriving at t=70 starts another session in which urgent still does not fit, but the victim's GPU is
     # releasing (Volcano counts it as FutureIdle and pipelines the preemptor there), so mid keeps running.
     assert evictions([("low", 5, 0), ("mid", 10, 0), ("small", 1, 70)], ("urgent", 100)) == [
+        ("low-0", "VolcanoPreempt: for urgent of queue q1")]
+
+
+def test_without_a_queue_plugin_preempt_still_evicts_by_priority():
+    # No proportion or capacity plugin: queues bound nothing, and priority alone picks the victim.
+    assert evictions([("low", 5, 0), ("mid", 10, 30)], ("urgent", 100), plugins=("priority",)) == [
         ("low-0", "VolcanoPreempt: for urgent of queue q1")]
