@@ -82,3 +82,36 @@ def test_without_a_queue_plugin_preempt_still_evicts_by_priority():
     # No proportion or capacity plugin: queues bound nothing, and priority alone picks the victim.
     assert evictions([("low", 5, 0), ("mid", 10, 30)], ("urgent", 100), plugins=("priority",)) == [
         ("low-0", "VolcanoPreempt: for urgent of queue q1")]
+
+
+def test_a_job_started_half_a_second_later_is_the_more_recent():
+    assert [pod for pod, _ in evictions([("old", 5, 0), ("new", 5, 0.5)], ("urgent", 100))] == ["new-0"]
+
+
+def _volcano(queues, node_gpus, docs, plugins):
+    r = simulate({
+        "name": "volcano-preempt", "horizon": "2h",
+        "pool": {"node_groups": [{"name": "n1", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": node_gpus}]},
+        "stack": {"control_plane": {"scheduler": "volcano", "volcano": {
+            "queues": queues, "actions": ["allocate", "preempt"], "plugins": list(plugins)}}},
+        "tenants": [{"name": q["name"], "queue": q["name"]} for q in queues], "workloads": docs})
+    return [e.workload for e in r.events.entries if e.kind == "preempt"]
+
+
+def _job(name, prio, at, workers=1, gpus=1):
+    return {"kind": "training", "name": name, "tenant": "q1", "workers": workers, "gpus_per_worker": gpus,
+            "min_available": workers, "priority": prio, "duration": "10h", "arrival": {"at": at}}
+
+
+def test_a_gang_preemptor_that_fits_only_one_pod_on_free_room_still_preempts():
+    # One GPU of two is free; urgent needs two pods at once, so low goes.
+    assert _volcano([{"name": "q1"}], 2, [_job("low", 5, 0), _job("urgent", 100, 60, workers=2)],
+                    PLUGINS) == ["low-0"]
+
+
+def test_a_queue_at_its_capability_preempts_inside_it_until_the_preemptor_fits_the_queue():
+    # q1 may hold 2 GPUs (capacity plugin) and holds them; the node has 6 more free, but urgent (2 GPUs)
+    # fits the queue only once both 1-GPU jobs are gone.
+    queues = [{"name": "q1", "capability": {"nvidia.com/gpu": 2}}]
+    assert _volcano(queues, 8, [_job("low-a", 5, 0), _job("low-b", 5, 10), _job("urgent", 100, 60, gpus=2)],
+                    ("priority", "capacity")) == ["low-b-0", "low-a-0"]
