@@ -235,8 +235,10 @@ class Policy:
         """The nodes of the topology domain ``wl``'s bound pods already hold, when it requires one (an elastic
         gang growing past its minimum, a replacement pod): a required topology binds the whole gang. None:
         no pod placed yet or no requirement."""
+        if level is None or not wl.pods:
+            return None
         placed = [p.node for p in wl.pods if p.node is not None]
-        if level is None or not placed:
+        if not placed:
             return None
         if level == "node":
             names = {n.name for n in placed}
