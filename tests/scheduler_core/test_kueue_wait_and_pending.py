@@ -99,3 +99,16 @@ def test_a_service_stopped_during_its_requeue_backoff_is_not_admitted_again():
     assert events == [(60.0, "admit", "ClusterQueue a, flavor a100"), (660.0, "evict", "PodsReadyTimeout"),
                       (660.0, "requeue", "after 3600s")]
     assert next(w for w in r.workloads if w.name == "svc").state == "stopped"
+
+
+def test_a_service_that_stops_while_waiting_for_quota_leaves_the_queue_to_the_job_behind_it():
+    # first holds the ClusterQueue's 2 GPUs for 1 h; svc (stop at 30 min) and then next wait. svc stops
+    # before quota frees: at 1 h the quota goes to next, and svc is never admitted.
+    svc = {"kind": "inference", "name": "svc", "tenant": "a", "replicas": 1, "model_memory_gib": 10,
+           "compute_fraction": 0.3, "arrival_rate": 1.0, "service_time": {"mean": "20ms", "cv": 0.5},
+           "slo": {"p99": "200ms"}, "start": 60, "stop": "30m"}
+    r = simulate(minimal(horizon="3h", pool=ONE_NODE,
+                         workloads=[job("first", 2, dur="1h"), svc, job("next", 2, dur="1h", at=120)],
+                         stack=kueue([cq("a", 2)]), tenants=[{"name": "a", "queue": "a"}]))
+    assert [(e.t, e.workload) for e in r.events.entries if e.kind == "admit"] == [(0.0, "first"), (3600.0, "next")]
+    assert {w.name: w.state for w in r.workloads} == {"first": "done", "svc": "stopped", "next": "done"}
