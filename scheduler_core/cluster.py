@@ -446,6 +446,22 @@ class Node:
 
 
 # --------------------------------------------------------------- HAMi fit rules
+def topology_domain(node: Node, level: str) -> str:
+    """The domain a required topology level (``node`` or ``rack``) puts ``node`` in."""
+    return node.name if level == "node" else node.rack
+
+
+def held_domain(wl, nodes: list[Node]) -> list[Node]:
+    """``nodes`` narrowed to the domain a gang's bound pods hold when it requires a topology (``node`` or
+    ``rack``): a required level binds the whole gang, so the pods still to come (past an elastic minimum,
+    or replacing a lost one) may only join it. Unchanged without a requirement or a bound pod."""
+    level = wl.topology_required
+    if level is None or not wl.pods:
+        return nodes
+    held = {topology_domain(p.node, level) for p in wl.pods if p.node is not None}
+    return [n for n in nodes if topology_domain(n, level) in held] if held else nodes
+
+
 def hami_card_memory(c: DeviceContext, req: DeviceRequest) -> float:
     """MiB ``req`` books on card ``c``: its gpumem, or a percentage of the card's (scaled) memory."""
     return card_memory(c.memory_mib * c.node.data_plane.hami.device_memory_scaling, req.memory_mib,

@@ -17,6 +17,8 @@ import heapq
 from collections import deque
 from typing import TYPE_CHECKING, Callable, Hashable, Iterator
 
+from scheduler_core.cluster import held_domain
+
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.cluster import DeviceRequest, Node
     from scheduler_core.policies.port import ClusterPort
@@ -206,6 +208,10 @@ class Policy:
         msg = self.sim.unschedulable(wl)
         if msg is not None:
             return msg
+        if wl.topology_required and wl.pods:  # bound pods fix the domain the others must join
+            held = self.sim.topology_unschedulable(wl, wl.topology_required)
+            if held is not None:
+                return held[0]
         if wl.nominated_until > self.sim.now:
             return "waiting for preemption victims to terminate (nominated)"
         return "Pending: fits now, waiting for the next scheduling cycle"
@@ -232,19 +238,11 @@ class Policy:
         return True
 
     def placed_domain(self, wl: "Workload", level: str | None) -> list["Node"] | None:
-        """The nodes of the topology domain ``wl``'s bound pods already hold, when it requires one (an elastic
-        gang growing past its minimum, a replacement pod): a required topology binds the whole gang. None:
-        no pod placed yet or no requirement."""
+        """The nodes a gang's next pods may take when ``level`` is required and some pods are bound (the
+        domain those hold); None: no restriction."""
         if level is None or not wl.pods:
             return None
-        placed = [p.node for p in wl.pods if p.node is not None]
-        if not placed:
-            return None
-        if level == "node":
-            names = {n.name for n in placed}
-            return [n for n in self.sim.candidate_nodes(wl) if n.name in names]
-        racks = {n.rack for n in placed}
-        return [n for n in self.sim.candidate_nodes(wl) if n.rack in racks]
+        return held_domain(wl, self.sim.candidate_nodes(wl))
 
     def gang_strategy(self, wl: "Workload", default: str) -> tuple[str, str | None]:
         """Topology-aware placement when the workload asks for it."""

@@ -129,7 +129,10 @@ class CoschedulingScheduler(Policy):
         if msg is None:
             if getattr(wl, "backoff_until", 0.0) > sim.now:
                 return f"PodGroup {wl.name} failed recently: in backoff until t={wl.backoff_until:g}s"
-            if sim.pods_that_fit(wl, wl.pending) >= wl.pending:
+            held = sim.topology_unschedulable(wl, wl.topology_required) if wl.topology_required and wl.pods else None
+            if held is not None:  # bound pods fix the group's domain: the rest fail pod affinity elsewhere
+                msg, fit = held
+            elif sim.pods_that_fit(wl, wl.pending) >= wl.pending:
                 # every pod fits alone; a group that must share one node or rack may still not fit there
                 apart = sim.topology_unschedulable(wl, wl.topology_required) if wl.topology_required else None
                 if apart is None:

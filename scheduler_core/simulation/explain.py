@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scheduler_core.cluster import hami_card_reason
+from scheduler_core.cluster import hami_card_reason, held_domain, topology_domain
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.cluster import Node
@@ -130,15 +130,17 @@ def topology_unschedulable(sim: "ClusterSimulation", wl: "Workload", level: str)
     they must share one ``level`` (``node`` or ``rack``), and that pod's index among them; None when
     one domain holds them all. The domain with the most room takes the first pods; its nodes then
     report what they lack, nodes elsewhere with room fail the pod affinity (NodeResourcesFit runs
-    before InterPodAffinity, so a node short of resources says so)."""
+    before InterPodAffinity, so a node short of resources says so). Once some pods are bound, their
+    domain is the only one the rest may join."""
     def domain(n: "Node") -> str:
-        return n.name if level == "node" else n.rack
+        return topology_domain(n, level)
 
     room: dict[str, int] = {}
     for n in sim.candidate_nodes(wl):
         room[domain(n)] = room.get(domain(n), 0) + n.fit_count(wl.request)
-    best = min(room, key=lambda d: (-room[d], d), default=None)
-    if best is None or room[best] >= wl.pending:
+    held = sorted({domain(p.node) for p in wl.pods if p.node is not None})
+    best = held[0] if held else min(room, key=lambda d: (-room[d], d), default=None)
+    if best is None or room.get(best, 0) >= wl.pending:
         return None
     counts: dict[str, int] = {}
     for node in sim.nodes:
@@ -148,13 +150,14 @@ def topology_unschedulable(sim: "ClusterSimulation", wl: "Workload", level: str)
         for why in whys:
             counts[why] = counts.get(why, 0) + 1
     parts = ", ".join(f"{n} {why}" for why, n in sorted(counts.items()))
-    return f"0/{len(sim.nodes)} nodes are available: {parts}.", room[best]
+    return f"0/{len(sim.nodes)} nodes are available: {parts}.", room.get(best, 0)
 
 
 def pods_that_fit(sim: "ClusterSimulation", wl: "Workload", pods: int) -> int:
-    """How many of ``pods`` pods of ``wl`` would fit one by one on the nodes the scheduler may use."""
+    """How many of ``pods`` pods of ``wl`` would fit one by one on the nodes the scheduler may use (for a
+    gang with a required topology and bound pods, only in their domain)."""
     n = 0
-    for node in sim.candidate_nodes(wl):
+    for node in held_domain(wl, sim.candidate_nodes(wl)):
         n += node.fit_count(wl.request)
         if n >= pods:
             return pods

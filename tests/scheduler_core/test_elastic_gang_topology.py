@@ -4,6 +4,8 @@ topology binds the whole gang, not each placement on its own."""
 
 from __future__ import annotations
 
+import pytest
+
 from scheduler_core import simulate
 from tests.scheduler_core.conftest import minimal, workload
 
@@ -72,3 +74,22 @@ def test_a_gang_that_fits_whole_binds_all_its_pods_at_once():
 def test_an_elastic_gang_grows_one_pod_at_a_time_past_its_minimum_as_room_allows():
     # Three GPUs free: the minimum (2) binds, then the one more pod that fits; the fourth waits.
     assert _grow(gpus_free=3, min_available=2) == ["2 pod(s): n-0 x2", "1 pod(s): n-0 x1"]
+
+
+@pytest.mark.parametrize("stack, suffix", [
+    ({"control_plane": {"scheduler": "coscheduling"}},
+     " PodGroup pg gets rejected due to Pod pg-2 is unschedulable even after PostFilter"),
+    ({"control_plane": {"scheduler": "kai", "kai": {"queues": [{"name": "default", "quota": 8}]}}}, ""),
+])
+def test_pods_waiting_to_join_their_gangs_node_are_not_said_to_fit_now(stack, suffix):
+    # Ten minutes in, the minimum runs on n0 and the other two pods would fit on n1 but must join n0: the
+    # PodGroup's condition names n0's shortage and n1's pod affinity, not "fits now".
+    pool = {"node_groups": [{"name": f"n{i}", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 4, "rack": "r"}
+                            for i in range(2)]}
+    hogs = [{"kind": "batch", "name": f"hog{i}", "gpus_per_worker": 2, "node_group": f"n{i}", "duration": "8h",
+             "memory_gib": 10} for i in range(2)]
+    gang = {"kind": "training", "name": "pg", "workers": 4, "gpus_per_worker": 1, "min_available": 2, "memory_gib": 10,
+            "topology": {"required": "node"}, "duration": "1h", "arrival": {"at": 60}}
+    r = simulate(minimal(horizon="10m", pool=pool, workloads=[*hogs, gang], stack=stack))
+    assert workload(r, "pg").pending_reason == (
+        "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match pod affinity rules." + suffix)

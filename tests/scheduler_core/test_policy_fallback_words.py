@@ -15,7 +15,7 @@ class _Port(SimpleNamespace):
 
 
 def _explain(pending: int, nominated_until: float = 0.0) -> str:
-    wl = SimpleNamespace(pending=pending, nominated_until=nominated_until)
+    wl = SimpleNamespace(pending=pending, nominated_until=nominated_until, topology_required=None, pods=[])
     return Policy(_Port(now=100.0)).explain(wl)
 
 
