@@ -32,6 +32,7 @@ DOCUMENTS = [
 
 @pytest.fixture(scope="module")
 def graph():
+    clear_graph_cache()  # built here, not taken from another module's cache
     return build_graph(DOCUMENTS)
 
 
@@ -70,6 +71,17 @@ def test_the_edges_carry_what_the_placement_says(graph):
     assert ("project:base-x", "project:root-x") in _edges(graph, "depends_on")
     assert not any(v == "project:not-in-catalog" for _, v in _edges(graph, "depends_on"))
     assert graph.projects["base-x"].requires == {"root-x", "not-in-catalog"}
+
+
+def test_every_edge_names_its_relation_in_its_data_and_the_graph_its_catalog_version(graph):
+    # node-link JSON and GraphML exports keep edge data but not always the multigraph key: the relation
+    # travels in the data too, and the graph says which catalog version it was built from
+    edges = list(graph.graph.edges(keys=True, data=True))
+    assert {key for _, _, key, _ in edges} == {
+        "placed_on", "provides", "uses_unit", "takes_part_in", "advertises", "binds", "allocates", "misused_for",
+        "between", "owned_by", "depends_on", "bundles", "conflicts_with"}
+    assert [(u, v, key) for u, v, key, data in edges if data.get("relation") != key] == []
+    assert graph.graph.graph["version"] == graph.version == catalog_fingerprint(DOCUMENTS)
 
 
 def test_a_conflict_declared_by_one_side_holds_both_ways(graph):
