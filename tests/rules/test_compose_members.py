@@ -56,3 +56,16 @@ def test_armada_never_queues_above_an_in_cluster_batch_scheduler(graph):
     for stack in result.stacks:
         members = set(stack.components)
         assert not ("armada" in members and members & {"volcano", "kai-scheduler", "yunikorn"}), stack.title
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_requiring_every_project_of_the_top_stack_gives_that_stack_back(graph, profile):
+    # an architect pins the stack they chose (every member required) and must get the same stack, first
+    def slots(stack):
+        return [(a.slot, a.pool, a.project.slug if a.project else None) for a in stack.slots]
+
+    top = compose(graph, ComposeRequest(profile=profile)).stacks[0]
+    members = sorted({a.project.slug for a in top.slots if a.project})
+    pinned = compose(graph, ComposeRequest(profile=profile, constraints=Constraints(require=members)))
+    assert pinned.feasible, pinned.failures
+    assert slots(pinned.stacks[0]) == slots(top)
