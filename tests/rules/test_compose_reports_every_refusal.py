@@ -3,7 +3,8 @@ the first), the slot a conflict kept a handoff out of, and how many combinations
 
 from __future__ import annotations
 
-from placement.rules import SlotName, compose
+from placement.rules import SlotName, build_graph, clear_graph_cache, compose
+from placement.rules.synthetic import make_document
 
 
 def test_a_required_project_that_fits_no_slot_is_reported_after_one_that_fits(graph):
@@ -28,3 +29,35 @@ def test_each_exclusion_counts_every_combination_it_removed(graph):
     result = compose(graph, {"profile": "mixed", "slo": {"isolation": "hard", "goal": "latency_sensitive"}})
     assert ("runai requires the scheduler kai-scheduler, but this stack's scheduler is volcano (2 combinations)"
             in result.excluded), result.excluded
+
+
+def test_a_project_refused_for_a_conflict_and_for_a_broken_contract_is_told_the_conflict():
+    # The conflict is the catalog's (no choice of scheduler changes it), the broken Bind depends on the
+    # scheduler chosen: a reader is told the conflict first. Here HAMi hands out MIG slices but conflicts
+    # with the only MIG mechanism, and as the data plane of its own shares its webhook would give the pods
+    # to hami-scheduler under Volcano (interfaces.yaml: rewrites_scheduler_name).
+    documents = [
+        make_document("queue-w", layer="L1", units=["whole_gpu", "mig_instance"],
+                      roles={"bind": ["whole_gpu", "mig_instance"]}, capabilities=["per-team-quota", "admission-control"]),
+        make_document("volcano", layer="L2", units=["whole_gpu", "mig_instance"],
+                      roles={"bind": ["whole_gpu", "mig_instance"]}, capabilities=["pod-binding"]),
+        make_document("plugin-w", layer="L4", units=["whole_gpu", "mig_instance"],
+                      roles={"advertise": ["whole_gpu", "mig_instance"], "allocate": ["whole_gpu", "mig_instance"]},
+                      capabilities=["device-discovery", "device-allocation"]),
+        make_document("slicer-w", kind="mechanism", layer="L4", units=["mig_instance"], capabilities=["hardware-partitioning"]),
+        make_document("hami", layer="L4", units=["memory_compute_share", "mig_instance"],
+                      roles={"advertise": ["mig_instance"], "allocate": ["mig_instance"]},
+                      capabilities=["gpu-sharing", "device-discovery", "device-allocation"], conflicts=["slicer-w"]),
+        make_document("share-plugin-w", layer="L4", units=["memory_compute_share"],
+                      roles={"advertise": ["memory_compute_share"], "allocate": ["memory_compute_share"]},
+                      capabilities=["device-discovery", "device-allocation"]),
+    ]
+    clear_graph_cache()
+    result = compose(build_graph(documents), {"profile": "batch_inference", "slo": {"isolation": "soft"}})
+    assert result.feasible and all("hami" not in s.components for s in result.stacks)
+    why = {w.project: w for w in result.why_not}
+    assert (why["hami"].slot, why["hami"].rule, why["hami"].reason) == (
+        SlotName.DEVICE_HANDOFF, "conflict", "hami conflicts with slicer-w.")
+    # its partner is told the contract, from its own slot
+    assert (why["share-plugin-w"].slot, why["share-plugin-w"].rule) == (SlotName.DEVICE_HANDOFF, "contract")
+    assert why["share-plugin-w"].reason.startswith("Paired with hami as the data plane: Bind fails")
