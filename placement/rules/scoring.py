@@ -194,9 +194,9 @@ def unmet_demands(ctx: Context, cand: Candidate) -> str | None:
     missing = [s for s in ctx.required if s not in members]
     if missing:
         return f"lacks required {', '.join(missing)}"
-    for cap, _why in ctx.required_caps:
-        if cap not in cand.covered:
-            return f"no project provides {cap}, which the {ctx.profile.profile} profile requires"
+    for cap, why in ctx.required_caps:
+        if cap not in cand.covered:  # the requirement may be the profile's, the tenancy's or a gang class's
+            return f"no project provides {cap}, which this request requires ({why.rstrip('.')})"
     return None
 
 

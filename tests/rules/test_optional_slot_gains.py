@@ -4,7 +4,8 @@ comes with Volcano the scheduler, never beside KAI)."""
 
 from __future__ import annotations
 
-from placement.rules import ComposeRequest, SlotName, compose
+from placement.rules import ComposeRequest, SlotName, build_graph, clear_graph_cache, compose
+from placement.rules.synthetic import make_document
 from placement.rules.context import Candidate, PoolOption, resolve
 from placement.rules.scoring import evaluate, peripheral_gain
 from placement.schemas import ResourceUnit
@@ -76,3 +77,49 @@ def test_a_workload_unit_that_brings_a_required_capability_is_placed_whatever_it
     assert _slot(stack, SlotName.WORKLOAD_UNIT).project.slug == "appwrapper"
     assert [(s.project.slug, s.required_by) for s in stack.supporting if s.project.slug == "kueue"] == [("kueue", "appwrapper")]
     assert "per-team-quota" in stack.capabilities
+
+
+def test_a_workload_unit_with_a_required_capability_beats_one_with_more_preferred_points():
+    # The admission project counts no per-team quota; of two workload APIs the one with more preferred
+    # capabilities (jobs-rich) would win on points, but only jobs-quota brings the quota a multi-tenant
+    # pool requires: it must take the slot, or no stack holds.
+    documents = [
+        make_document("queue-g", layer="L1", roles={"bind": ["whole_gpu"]}, capabilities=["admission-control", "job-queueing"]),
+        make_document("sched-g", layer="L2", roles={"bind": ["whole_gpu"]}, capabilities=["pod-binding", "gang-scheduling"]),
+        make_document("plugin-g", layer="L4", roles={"advertise": ["whole_gpu"], "allocate": ["whole_gpu"]},
+                      capabilities=["device-discovery", "device-allocation"]),
+        make_document("jobs-quota", layer="L0", capabilities=["workload-definition", "per-team-quota"]),
+        make_document("jobs-rich", layer="L0", capabilities=["workload-definition", "topology-aware-placement", "fair-sharing",
+                                                             "job-queueing", "preemption"]),
+    ]
+    clear_graph_cache()
+    graph = build_graph(documents)
+    request = ComposeRequest(profile="batch_inference", slo={"isolation": "soft", "multi_tenant": True})
+    ctx = resolve(graph, request)
+    core = Candidate(cluster={SlotName.SCHEDULING_POLICY: "sched-g", SlotName.ADMISSION_QUOTA: "queue-g"}, pools=(
+        PoolOption(pool=ctx.pools[0], unit=ResourceUnit.WHOLE_GPU, data_plane=None, handoff="plugin-g", local=0.0),))
+    assert evaluate(ctx, core, contracts=False) is None
+    assert peripheral_gain(ctx, core, SlotName.WORKLOAD_UNIT, "jobs-quota") > peripheral_gain(
+        ctx, core, SlotName.WORKLOAD_UNIT, "jobs-rich") > 0
+
+    result = compose(graph, request)
+    assert result.feasible, result.failures
+    assert [_slot(s, SlotName.WORKLOAD_UNIT).project.slug for s in result.stacks] == ["jobs-quota"]
+
+
+def test_a_stack_short_of_a_required_capability_names_what_requires_it():
+    # the only quota-bringing workload API conflicts with the only scheduler: every stack lacks the quota a
+    # multi-tenant pool requires, and the reason says that it is the tenancy's requirement
+    documents = [
+        make_document("queue-g", layer="L1", roles={"bind": ["whole_gpu"]}, capabilities=["admission-control"]),
+        make_document("sched-g", layer="L2", roles={"bind": ["whole_gpu"]}, capabilities=["pod-binding"]),
+        make_document("plugin-g", layer="L4", roles={"advertise": ["whole_gpu"], "allocate": ["whole_gpu"]},
+                      capabilities=["device-discovery", "device-allocation"]),
+        make_document("jobs-quota", layer="L0", capabilities=["workload-definition", "per-team-quota"], conflicts=["sched-g"]),
+    ]
+    clear_graph_cache()
+    result = compose(build_graph(documents), ComposeRequest(profile="batch_inference", slo={"isolation": "soft", "multi_tenant": True}))
+    assert not result.feasible
+    assert [f.reason for f in result.failures] == [
+        "Every combination of the remaining candidates fails: no project provides per-team-quota, which this request "
+        "requires (Several teams share the pool; each needs a quota promise) (1x)."]
