@@ -115,3 +115,26 @@ def test_a_queue_at_its_capability_preempts_inside_it_until_the_preemptor_fits_t
     queues = [{"name": "q1", "capability": {"nvidia.com/gpu": 2}}]
     assert _volcano(queues, 8, [_job("low-a", 5, 0), _job("low-b", 5, 10), _job("urgent", 100, 60, gpus=2)],
                     ("priority", "capacity")) == ["low-b-0", "low-a-0"]
+
+
+def test_a_gang_whose_first_pod_fits_but_not_its_minimum_preempts_for_the_rest():
+    # Three 4-GPU nodes with 2, 1 and 1 GPUs free: one 2-GPU pod of urgent fits (on g0), its minimum of two
+    # does not, and allocate under the gang plugin binds none. preempt must make room for the whole minimum:
+    # the most recently started job (low-c) gives up a pod above its own minAvailable, and urgent starts
+    # once that pod has terminated.
+    def job(name, workers, gpus, prio, at, group=None):
+        return {"kind": "training", "name": name, "tenant": "q1", "workers": workers, "gpus_per_worker": gpus,
+                "min_available": 1 if name != "urgent" else workers, "priority": prio, "duration": "10h",
+                "arrival": {"at": at}, **({"node_group": group} if group else {})}
+    r = simulate({
+        "name": "volcano-gang-minimum", "horizon": "2h",
+        "pool": {"node_groups": [{"name": g, "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 4}
+                                 for g in ("g0", "g1", "g2")]},
+        "stack": {"control_plane": {"scheduler": "volcano", "volcano": {
+            "queues": [{"name": "q1"}], "actions": ["allocate", "preempt"], "plugins": ["priority", "gang", "proportion"]}}},
+        "tenants": [{"name": "q1", "queue": "q1"}],
+        "workloads": [job("low-a", 1, 2, 5, 0, "g0"), job("low-b", 3, 1, 5, 1, "g1"), job("low-c", 3, 1, 5, 2, "g2"),
+                      job("urgent", 2, 2, 100, 60)]})
+    events = [(e.t, e.kind, e.workload, e.detail) for e in r.events.entries if e.t < 100]
+    assert events[3:] == [(60.0, "preempt", "low-c-2", "VolcanoPreempt: for urgent of queue q1"),
+                          (90.0, "bind", "urgent", "2 pod(s): g0-0 x1, g2-0 x1")]
