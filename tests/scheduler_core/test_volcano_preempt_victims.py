@@ -138,3 +138,23 @@ def test_a_gang_whose_first_pod_fits_but_not_its_minimum_preempts_for_the_rest()
     events = [(e.t, e.kind, e.workload, e.detail) for e in r.events.entries if e.t < 100]
     assert events[3:] == [(60.0, "preempt", "low-c-2", "VolcanoPreempt: for urgent of queue q1"),
                           (90.0, "bind", "urgent", "2 pod(s): g0-0 x1, g2-0 x1")]
+
+
+def test_a_starving_job_that_preempt_skips_does_not_stop_the_jobs_behind_it_from_preempting():
+    # "pinned" (priority 200) needs its two 1-GPU pods on one node: a GPU is free on each node, so its
+    # pods fit by count and preempt passes it by (the plan fails on the required node, not on room). The
+    # next starving job, urgent (priority 100, one 2-GPU pod), still preempts a low-priority pod.
+    def job(name, workers, gpus, prio, group=None, **kw):
+        return {"kind": "training", "name": name, "tenant": "q1", "workers": workers, "gpus_per_worker": gpus,
+                "min_available": workers if prio > 5 else 1, "priority": prio, "duration": "10h",
+                "arrival": {"at": 60 if prio > 5 else 0}, **({"node_group": group} if group else {}), **kw}
+    r = simulate({
+        "name": "volcano-skip-then-preempt", "horizon": "2h",
+        "pool": {"node_groups": [{"name": g, "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 4} for g in ("g0", "g1")]},
+        "stack": {"control_plane": {"scheduler": "volcano", "volcano": {
+            "queues": [{"name": "q1"}], "actions": ["allocate", "preempt"], "plugins": ["priority", "gang", "proportion"]}}},
+        "tenants": [{"name": "q1", "queue": "q1"}],
+        "workloads": [job("low-a", 3, 1, 5, "g0"), job("low-b", 3, 1, 5, "g1"),
+                      job("pinned", 2, 1, 200, topology={"required": "node"}), job("urgent", 1, 2, 100)]})
+    assert [(e.t, e.workload, e.detail) for e in r.events.entries if e.kind == "preempt"][:1] == [
+        (60.0, "low-b-2", "VolcanoPreempt: for urgent of queue q1")]
