@@ -30,9 +30,11 @@ DOCUMENTS = [
 ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def graph():
-    clear_graph_cache()  # built here, not taken from another module's cache
+    # Built afresh for each test, not taken from the cache: mutmut credits a function only to the tests
+    # during which it ran, so each test that reads the graph must build it to kill a mutant of `_build`.
+    clear_graph_cache()
     return build_graph(DOCUMENTS)
 
 
