@@ -29,3 +29,16 @@ def test_a_nominated_pod_waits_for_its_victims():
 
 def test_no_pending_pod_is_its_controllers_backoff():
     assert _explain(pending=0) == "no pod pending: its controller recreates the failed pod(s) after a backoff"
+
+
+class _FitsPort(_Port):
+    def pods_that_fit(self, wl, pods):
+        return pods
+
+
+def test_a_podgroup_whose_pods_all_fit_waits_for_the_next_cycle_in_the_base_words():
+    # coscheduling: no reason from the cluster, no backoff, no required topology, every pod fits alone
+    from scheduler_core.policies.kube import CoschedulingScheduler
+
+    wl = SimpleNamespace(name="pg", pending=2, nominated_until=0.0, topology_required=None, pods=[], backoff_until=0.0)
+    assert CoschedulingScheduler(_FitsPort(now=100.0)).explain(wl) == "Pending: fits now, waiting for the next scheduling cycle"
