@@ -42,9 +42,10 @@ class KubeScheduler(Policy):
             if wl.pending <= 0:
                 scan.done(key)
                 continue
-            if sim.cp.kube.preemption and self.preempt_for(wl):
-                scan.keep(key) if sim.quick_fit(wl, 1) else scan.fail(key)
-                continue
+            if sim.cp.kube.preemption:
+                # PostFilter: victims hold their devices until they terminate (an event after this cycle,
+                # whatever the grace period), so the preemptor waits for the cycle their release requests
+                self.preempt_for(wl)
             scan.fail(key)
 
     # -- PostFilter: default preemption ------------------------------------------
