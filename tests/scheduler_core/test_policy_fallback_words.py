@@ -27,6 +27,11 @@ def test_a_nominated_pod_waits_for_its_victims():
     assert _explain(pending=1, nominated_until=130.0) == "waiting for preemption victims to terminate (nominated)"
 
 
+def test_once_its_victims_grace_period_is_over_a_pod_no_longer_waits_for_them():
+    # nominated until t=100 (the victims' termination) and it is t=100: the room is the pod's
+    assert _explain(pending=1, nominated_until=100.0) == "Pending: fits now, waiting for the next scheduling cycle"
+
+
 def test_no_pending_pod_is_its_controllers_backoff():
     assert _explain(pending=0) == "no pod pending: its controller recreates the failed pod(s) after a backoff"
 

@@ -13,6 +13,7 @@ from scheduler_core.workloads import Pod, Workload
 
 # Tentative placements (plan_group) pick devices with their own stream, leaving the run's draws alone.
 _PLANNING_RNG = random.Random(0)
+PLACEMENT_STRATEGIES = ("spread", "binpack", "pack")
 
 
 class BindingPhase:
@@ -24,6 +25,8 @@ class BindingPhase:
         (MostAllocated / Volcano binpack / KAI), ``pack`` (topology-aware:
         fewest nodes, one node or one rack if ``level`` requires it).
         """
+        if strategy not in PLACEMENT_STRATEGIES:  # a misspelt strategy must not quietly act as binpack
+            raise ValueError(f"unknown placement strategy {strategy!r}: expected one of {', '.join(PLACEMENT_STRATEGIES)}")
         req = wl.request
         cands = nodes if nodes is not None else self.candidate_nodes(wl)
         fits = []
