@@ -14,6 +14,7 @@ key is built.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import deque
 from typing import TYPE_CHECKING, Callable, Hashable, Iterator
 
@@ -31,7 +32,7 @@ class ShapeQueue:
     def __init__(self) -> None:
         self.buckets: dict[Hashable, deque] = {}
         self.member: dict[int, tuple[Hashable, int]] = {}
-        self._token = 0
+        self._tokens = itertools.count()  # a fresh token per push: an older entry of the workload is stale
 
     def __len__(self) -> int:
         return len(self.member)
@@ -42,10 +43,10 @@ class ShapeQueue:
     def push(self, wl: "Workload", key: Hashable, now: float) -> None:
         if wl.uid in self.member:
             return
-        self._token += 1
-        self.member[wl.uid] = (key, self._token)
+        token = next(self._tokens)
+        self.member[wl.uid] = (key, token)
         wl.enqueued_at = now
-        self.buckets.setdefault(key, deque()).append((self._token, wl))
+        self.buckets.setdefault(key, deque()).append((token, wl))
 
     def remove(self, wl: "Workload") -> None:
         self.member.pop(wl.uid, None)
@@ -82,17 +83,9 @@ class ShapeQueue:
         return Scan(self, order, self.keys() if keys is None else keys)
 
     def waiting_requests(self) -> list[tuple["DeviceRequest", str | None]]:
-        out = []
-        seen = set()
-        for key in self.keys():
-            wl = self.head(key)
-            if wl is None:
-                continue
-            sig = (wl.request, wl.node_group)
-            if sig not in seen:
-                seen.add(sig)
-                out.append(sig)
-        return out
+        """The distinct (request, node group) shapes at the head of the live buckets."""
+        heads = (self.head(key) for key in self.keys())
+        return list(dict.fromkeys((wl.request, wl.node_group) for wl in heads if wl is not None))
 
 
 class Scan:
@@ -108,24 +101,22 @@ class Scan:
         self.q = q
         self.order = order
         self.heap: list = []
-        self._n = 0
+        self._seq = itertools.count()  # heap tie-breaker (the heapq docs' idiom): keys are never compared
         for key in keys:
             self._push(key)
 
     def _push(self, key: Hashable) -> None:
         wl = self.q.head(key)
         if wl is not None:
-            self._n += 1
-            heapq.heappush(self.heap, (self.order(wl), self._n, key))
+            heapq.heappush(self.heap, (self.order(wl), next(self._seq), key))
 
-    def peek(self) -> tuple | None:
+    def has_next(self) -> bool:
+        """Whether ``next()`` would return a workload (drops stale entries from the top)."""
         while self.heap:
-            _, _, key = self.heap[0]
-            wl = self.q.head(key)
-            if wl is not None:
-                return self.heap[0][0]
+            if self.q.head(self.heap[0][2]) is not None:
+                return True
             heapq.heappop(self.heap)
-        return None
+        return False
 
     def next(self) -> tuple[Hashable, "Workload"] | None:
         while self.heap:

@@ -218,7 +218,7 @@ class KaiScheduler(QueuedPolicy):
             by_queue.setdefault(key[0], []).append(key)
         scans = {q: self.queue.scan(self._order, keys) for q, keys in by_queue.items()}
         while True:
-            live = [q for q in scans if scans[q].peek() is not None]
+            live = [q for q in scans if scans[q].has_next()]
             if not live:
                 break
             qname = min(live, key=lambda q: (-self.qspec[q].priority, self._saturation(q), q))

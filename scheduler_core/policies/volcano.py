@@ -264,7 +264,7 @@ class VolcanoScheduler(QueuedPolicy):
         scans = {q: self.queue.scan(self._order, keys) for q, keys in by_queue.items()}
         blocked: set[str] = set()
         while True:
-            live = [q for q in scans if q not in blocked and scans[q].peek() is not None]
+            live = [q for q in scans if q not in blocked and scans[q].has_next()]
             if not live:
                 break
             qname = min(live, key=lambda q: (-self.queues[q].priority, self._share(q), q))
