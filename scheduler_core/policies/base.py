@@ -37,9 +37,6 @@ class ShapeQueue:
     def __len__(self) -> int:
         return len(self.member)
 
-    def __contains__(self, wl: "Workload") -> bool:
-        return wl.uid in self.member
-
     def push(self, wl: "Workload", key: Hashable, now: float) -> None:
         if wl.uid in self.member:
             return
@@ -58,7 +55,7 @@ class ShapeQueue:
             if self.member.get(wl.uid) == (key, tok):
                 return wl
             dq.popleft()
-        if dq is not None and not dq:
+        if dq is not None:  # emptied by the loop: drop the bucket
             del self.buckets[key]
         return None
 
