@@ -58,6 +58,18 @@ def test_volcano_capability_in_gpus_alone_leaves_cpu_unbounded():
     assert workload(r, "second").start == 60
 
 
+def test_volcano_capacity_plugin_says_the_queue_reached_its_capability():
+    # capacity plugin, no enqueue action: allocate holds the job back at the queue's realCapability (8 GPUs)
+    # although the second node has 8 free, and says so as Volcano does for a queue that is not allocatable
+    docs = [job("first", 6), job("second", 4, at=60)]
+    r = run(volcano([{"name": "a", "capability": 8}, {"name": "b"}], actions=("allocate",),
+                    plugins=("priority", "gang", "capacity")), docs, pool={"node_groups": [{**NODE["node_groups"][0], "count": 2}]})
+    assert workload(r, "second").start is None
+    assert workload(r, "second").pending_reason.endswith(
+        "Pending: 1 Undetermined; queue a has reached its capability: "
+        "insufficient nvidia.com/gpu (allocated 6 + 4 > realCapability 8)")
+
+
 def test_volcano_deserved_is_divided_per_resource():
     # Two equal queues on 64 cores: b asks for 28, so a deserves the other 36; a's second 24-core job
     # would take it to 48 cores although a holds 1 of the 8 GPUs - the cpu share is what holds it back.
