@@ -257,6 +257,7 @@ class KaiScheduler(QueuedPolicy):
                 starving.append(wl)
         starving.sort(key=lambda w: (self._saturation(w.queue), self._order(w)))
         running = None
+        usage: dict[str, dict[str, float]] = {}
         for wl in starving:
             need_pods = self._need_pods(wl)
             if not self._may_reclaim(wl):
@@ -267,13 +268,18 @@ class KaiScheduler(QueuedPolicy):
                 continue  # victims of an earlier reclaim are still terminating
             if running is None:  # collected once per pass, only when a reclaim is really considered
                 running = {}
+                # a queue's allocation as KAI's session sees it: a releasing (terminating) pod counts in none,
+                # so victims chosen earlier, in this pass or an earlier one, leave their queue at once
+                usage = {q: dict(u) for q, u in sim.queue_usage.items()}
                 for n in sim.nodes:
                     for p in n.pods:
                         if p.state in ("running", "bound"):
                             running.setdefault(p.wl.uid, p.wl)
+                        elif p.state == "terminating":
+                            add_into(usage.setdefault(p.wl.queue, {}), p.wl.request.share, -1.0)
             candidates = [v for v in running.values()
                           if v.queue != wl.queue and v.priority < PREEMPTIBLE_BELOW
-                          and any_above(sim.queue_usage.get(v.queue, {}), self.fair.get(v.queue, {}))]
+                          and any_above(usage.get(v.queue, {}), self.fair.get(v.queue, {}))]
             min_runtime = self.cfg.min_guaranteed_runtime
             victims = [v for v in candidates if v.first_start is None or sim.now - v.first_start >= min_runtime]
             victims.sort(key=lambda v: (-self._saturation(v.queue), v.priority, -(v.first_start or 0.0), -v.uid))
@@ -282,7 +288,7 @@ class KaiScheduler(QueuedPolicy):
             probe = sim.eviction_probe(wl, need_pods)
             for v in victims:
                 freed = scaled(v.request.share, len(v.pods))
-                after = add_into(dict(left.get(v.queue, sim.queue_usage.get(v.queue, {}))), freed, -1.0)
+                after = add_into(dict(left.get(v.queue, usage.get(v.queue, {}))), freed, -1.0)
                 fair = self.fair.get(v.queue, {})
                 if not any(a > 0 and after.get(r, 0.0) >= fair.get(r, 0.0) - EPS for r, a in freed.items()):
                     continue  # would push the victim queue below its own fair share
@@ -301,6 +307,7 @@ class KaiScheduler(QueuedPolicy):
                 continue
             for v in chosen:
                 sim.evict(v, "KaiReclaim")
+            usage.update(left)  # the next reclaimer of this pass sees the victims' queues without them
             wl.nominated_until = sim.now + sim.params.termination_grace + 1e-6
 
     # -- explanation ----------------------------------------------------------------

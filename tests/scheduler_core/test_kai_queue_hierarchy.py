@@ -111,3 +111,34 @@ def test_pods_of_a_gang_still_waiting_for_its_other_workers_count_as_non_preempt
     assert out["serve"] == (None, "Non-preemptible workload is over quota. Workload requested 3 GPUs, but a quota is "
                                   "4 GPUs, while 2 GPUs are already allocated for non-preemptible pods. Use a "
                                   "preemptible workload to go over quota.")
+
+
+def _reclaim_pass(docs, queues=("a", "b", "c", "d")):
+    tenants = [{"name": q, "queue": q} for q in queues]
+    r = simulate(minimal(pool=NODE, stack=kai([{"name": q, "quota": 0} for q in queues]), workloads=docs, tenants=tenants))
+    return [(e.t, e.workload) for e in r.events.entries if e.kind == "preempt"], {w.name: w.start for w in r.workloads}
+
+
+# Four queues without quota on one 8-GPU node, each deserving 2 GPUs: a runs 1, c runs 4 single-GPU jobs
+# (2 over its fair share), d one 3-GPU job (over, but only as a whole). At t=60 a asks for 1 more GPU and b
+# for 2, in one pass.
+RECLAIM_PASS = ([job("a0", 1)] + [job(f"c{i}", 1, tenant="c") for i in range(4)] + [job("d0", 3, tenant="d")]
+                + [job("a-more", 1, at=60), job("b-new", 2, tenant="b", at=60)])
+
+
+def test_the_least_served_queue_reclaims_first_and_no_queue_is_reclaimed_below_its_fair_share():
+    # b holds nothing (saturation 0) and goes before a (1 of its 2): b's job takes c's two newest. c is then
+    # at its fair share, so a's job finds no victim in that pass - c's terminating pods no longer count as
+    # c's (KAI's session counts a releasing pod in no queue), and c is never reclaimed down to 1.
+    preempted, start = _reclaim_pass(RECLAIM_PASS)
+    assert preempted == [(60.0, "c3"), (60.0, "c2")]
+    assert start["b-new"] == 90.0 and start["a-more"] is None
+
+
+def test_a_reclaimer_that_cannot_reclaim_does_not_stop_the_ones_after_it():
+    # a's 8-GPU job is first in the pass (same saturation, created first) but asks past a's fair share; b's
+    # 2-GPU job behind it still reclaims from c.
+    docs = [job(f"c{i}", 1, tenant="c") for i in range(8)] + [job("big", 8, at=60), job("small", 2, tenant="b", at=60)]
+    preempted, start = _reclaim_pass(docs, queues=("a", "b", "c"))
+    assert preempted == [(60.0, "c7"), (60.0, "c6")]
+    assert start["small"] == 90.0 and start["big"] is None
