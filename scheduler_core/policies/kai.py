@@ -268,15 +268,13 @@ class KaiScheduler(QueuedPolicy):
                 continue  # victims of an earlier reclaim are still terminating
             if running is None:  # collected once per pass, only when a reclaim is really considered
                 running = {}
-                # a queue's allocation as KAI's session sees it: a releasing (terminating) pod counts in none,
-                # so victims chosen earlier, in this pass or an earlier one, leave their queue at once
-                usage = {q: dict(u) for q, u in sim.queue_usage.items()}
                 for n in sim.nodes:
                     for p in n.pods:
                         if p.state in ("running", "bound"):
                             running.setdefault(p.wl.uid, p.wl)
-                        elif p.state == "terminating":
-                            add_into(usage.setdefault(p.wl.queue, {}), p.wl.request.share, -1.0)
+                # a queue's allocation as KAI's session sees it: a releasing (terminating) pod counts in none,
+                # so victims chosen in an earlier pass have left their queue already
+                usage = {q: sim.queue_allocated(q) for q in sim.queue_usage}
             candidates = [v for v in running.values()
                           if v.queue != wl.queue and v.priority < PREEMPTIBLE_BELOW
                           and any_above(usage.get(v.queue, {}), self.fair.get(v.queue, {}))]

@@ -37,6 +37,7 @@ class ClusterPort(Protocol):
     capacity_total: dict[str, float]           # allocatable per queue resource (nvidia.com/gpu, cpu, memory GiB)
     full_pass: bool                            # capacity was freed since the last pass
     queue_usage: dict[str, dict[str, float]]   # resources (DeviceRequest.share) bound per queue
+    queue_releasing: dict[str, dict[str, float]]  # the part of queue_usage held by terminating pods
     queue_pending: dict[str, dict[str, float]]  # resources of pending pods per queue
     running_priorities: dict[int, int]         # priority -> bound pods
 
@@ -46,6 +47,8 @@ class ClusterPort(Protocol):
     def candidate_nodes(self, wl: "Workload") -> list["Node"]: ...
 
     def quick_fit(self, wl: "Workload", pods: int = 1) -> bool: ...
+
+    def queue_allocated(self, queue: str) -> dict[str, float]: ...
 
     def plan(self, wl: "Workload", pods: int, strategy: str, level: str | None = None,
              nodes: list["Node"] | None = None) -> list[tuple["Node", int]] | None: ...

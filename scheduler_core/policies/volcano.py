@@ -117,7 +117,7 @@ class VolcanoScheduler(QueuedPolicy):
 
     # -- shares -------------------------------------------------------------------
     def _used(self, q: str) -> dict[str, float]:
-        return self.sim.queue_usage.get(q, {})
+        return self.sim.queue_allocated(q)  # proportion's allocated: a releasing (terminating) pod is in none
 
     def _real_capability(self, q) -> dict[str, float]:
         """cluster - every queue's guarantee + this queue's guarantee, capped by its capability."""

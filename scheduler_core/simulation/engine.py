@@ -104,6 +104,7 @@ class ClusterSimulation(BindingPhase, RunningPhase, TerminationPhase, MemoryPhas
         self.tenant_demand = {t: 0.0 for t in self.tenants}
         # Per scheduler queue, the resource vectors (DeviceRequest.share) of its bound and its pending pods.
         self.queue_usage: dict[str, dict[str, float]] = {}
+        self.queue_releasing: dict[str, dict[str, float]] = {}  # the part of queue_usage still terminating
         self.queue_pending: dict[str, dict[str, float]] = {}
         self.tenant_fair_int = {t: 0.0 for t in self.tenants}
         self.tenant_recv_int = {t: 0.0 for t in self.tenants}
@@ -193,6 +194,13 @@ class ClusterSimulation(BindingPhase, RunningPhase, TerminationPhase, MemoryPhas
         if self.index.pods_fit(req.resource, self.groups_for(wl), req.count, pods) < pods:
             return False
         return not (req.cpu or req.host_gib) or explain.pods_that_fit(self, wl, pods) >= pods
+
+    def queue_allocated(self, queue: str) -> dict[str, float]:
+        """What a queue holds as Volcano's and KAI's sessions count it: bound pods, not the terminating ones
+        (a releasing pod is in no queue's allocation, though it keeps its devices on the node)."""
+        used = self.queue_usage.get(queue, {})
+        releasing = self.queue_releasing.get(queue)
+        return add_into(dict(used), releasing, -1.0) if releasing else used
 
     def eviction_probe(self, wl: Workload, pods: int, nodes: list[Node] | None = None) -> "EvictionProbe":
         """Incremental check of whether evicting some pods makes room for ``pods`` pods of ``wl``

@@ -18,6 +18,8 @@ class TerminationPhase:
             return
         wl = pod.wl
         self._advance()
+        if pod.state == "terminating":
+            self._releasing_add(pod, -1.0)
         ctxs = pod.contexts
         affected = self._begin(ctxs)
         if pod.restart_event is not None:
@@ -166,10 +168,16 @@ class TerminationPhase:
         if pod.state == "bound" and pod.wl.pods_total > 1:
             self._partial_add(-pod.equiv)
         pod.state = "terminating"
+        self._releasing_add(pod, 1.0)
         if pod in pod.wl.pods:
             pod.wl.pods.remove(pod)
         self._settle(ctxs, affected)
         self.schedule_in(grace, Priority.COMPLETION, self._release_terminated, pod)
+
+    def _releasing_add(self, pod: Pod, sign: float) -> None:
+        releasing = add_into(self.queue_releasing.setdefault(pod.wl.queue, {}), pod.wl.request.share, sign)
+        if all(abs(x) < EPS for x in releasing.values()):
+            del self.queue_releasing[pod.wl.queue]
 
     def _release_terminated(self, pod: Pod) -> None:
         self.release_pod(pod)
