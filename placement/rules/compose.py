@@ -84,6 +84,7 @@ from placement.rules.scoring import (
     evaluate,
     fill_peripherals,
     make_part,
+    secondary_only,
     unmet_demands,
 )
 
@@ -196,6 +197,11 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
 
     stacks: list[Stack] = []
     excluded: Counter[str] = Counter()
+    # reasons not worth listing beside a stack (a required project missing from one combination, a project
+    # outside its primary role), but the answer when every combination fails for them alone
+    quiet: Counter[str] = Counter()
+    lacking: Counter[frozenset[str]] = Counter()  # required projects a combination lacks (worded at the end)
+    quiet_cores: list[Candidate] = []
     checked = 0
     if not failures:
         peripheral = {}
@@ -258,12 +264,17 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
                 if error:
                     excluded[error] += 1
                     continue
-                if not core_required <= (members | cpart.members):
+                missing = core_required - members - cpart.members
+                if missing:
+                    lacking[frozenset(missing)] += 1
                     continue
                 score, reason = combine(ctx, cpart, sched, adm, parts, pools)
                 if score is None:
                     if reason:
                         excluded[reason] += 1
+                    elif len(quiet_cores) < 5:  # its reason is worked out only if no stack holds
+                        quiet_cores.append(Candidate(
+                            cluster={SlotName.ADMISSION_QUOTA: adm, SlotName.SCHEDULING_POLICY: sched}, pools=pools))
                     continue
                 item = (score, -checked, sched, adm, pools)
                 if len(heap) < wanted:
@@ -276,8 +287,7 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
             cand = Candidate(cluster={SlotName.ADMISSION_QUOTA: adm, SlotName.SCHEDULING_POLICY: sched}, pools=pools)
             reason = evaluate(ctx, cand)
             if reason:
-                if not reason.endswith(SECONDARY_ONLY):
-                    excluded[reason] += 1
+                (quiet if reason.endswith(SECONDARY_ONLY) else excluded)[reason] += 1
                 continue
             cores.append(cand)
         cores.sort(key=lambda c: order_key(ctx, c))
@@ -298,7 +308,11 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
         for i, cand in enumerate(chosen):
             stacks.append(to_stack(ctx, cand, i + 1, why_rank(ctx, cand, i + 1, chosen[i - 1] if i else None)))
         if not chosen:
-            common = "; ".join(f"{reason} ({n}x)" for reason, n in excluded.most_common(5)) or "no combination of them is possible"
+            for missing, n in lacking.items():
+                quiet[f"lacks required {', '.join(sorted(missing))}"] += n
+            for cand in quiet_cores:  # combine rejects these exactly when secondary_only does
+                quiet[secondary_only(ctx, cand) or "no combination of them is possible"] += 1
+            common = "; ".join(f"{reason} ({n}x)" for reason, n in (excluded or quiet).most_common(5))
             # the contract failure that names the most required projects, then the most frequent
             contract_reasons = [(sum(slug in r for slug in ctx.required), n, r) for r, n in excluded.items() if failed_point(r)]
             broken = max(contract_reasons)[2] if contract_reasons else None

@@ -4,8 +4,9 @@ counted exclusions, the limit and order of stacks, and the request echoed back."
 
 from __future__ import annotations
 
-from placement.rules import ComposeRequest, SlotName, compose
+from placement.rules import ComposeRequest, SlotName, build_graph, clear_graph_cache, compose
 from placement.rules.models import CheckPoint
+from placement.rules.synthetic import make_document
 
 
 def _compose(graph, **request):
@@ -99,3 +100,23 @@ def test_only_a_gang_class_is_named_when_the_scheduling_slot_is_empty(graph):
     assert failure.reason == "No catalog project can fill scheduling policy under these constraints."
     assert {r.project for r in failure.rejected} >= {"volcano", "kube-scheduler"}
 
+
+
+def test_when_every_combination_fails_only_for_unreported_reasons_those_reasons_are_given():
+    # The only admission project is a scheduler that queues (L1 as a secondary layer), and another scheduler
+    # is required: one combination lacks the required scheduler, the other uses dual-a's queue without its
+    # scheduler. Neither reason is listed beside a stack, but with no stack they are the answer.
+    documents = [
+        make_document("dual-a", layer="L2", secondary=["L1"], roles={"bind": ["whole_gpu"]},
+                      capabilities=["pod-binding", "per-team-quota", "admission-control"]),
+        make_document("sched-b", layer="L2", roles={"bind": ["whole_gpu"]}, capabilities=["pod-binding"]),
+        make_document("plugin-g", layer="L4", roles={"advertise": ["whole_gpu"], "allocate": ["whole_gpu"]},
+                      capabilities=["device-discovery", "device-allocation"]),
+    ]
+    clear_graph_cache()
+    result = compose(build_graph(documents), {"profile": "batch_inference", "slo": {"isolation": "soft"},
+                                              "constraints": {"require": ["sched-b"]}})
+    assert not result.feasible and result.excluded == []
+    assert [f.reason for f in result.failures] == [
+        "Every combination of the remaining candidates fails: lacks required sched-b (1x); "
+        "dual-a can fill admission_quota only alongside its primary role (1x)."]
