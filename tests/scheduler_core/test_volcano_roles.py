@@ -4,9 +4,13 @@ once all its pods are bound, and a short role is named in Volcano's words."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from scheduler_core import ScenarioError, parse_scenario, simulate
+from scheduler_core.policies.base import ShapeQueue
+from scheduler_core.policies.volcano import VolcanoScheduler
 from tests.scheduler_core.conftest import minimal, workload
 
 NODES = {"node_groups": [{"name": "cpu", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 2, "cpu": 32},
@@ -159,3 +163,25 @@ def test_without_the_gang_plugin_roles_bind_pod_by_pod_and_the_partial_job_never
     worker = workload(r, "train-worker")
     assert (worker.state, worker.start) == ("failed", None) and worker.restarts > 0
     assert ("fail", "train-worker", "RendezvousTimeout") in {(e.kind, e.workload, e.detail) for e in r.events.entries}
+
+
+def test_past_its_minimum_a_podgroup_grows_the_role_that_has_pods_waiting():
+    # Every role at its minTaskMember: the next pod preempt and reclaim make room for is one of the first
+    # role with a pod still pending (here the workers), not the leader's role, which has none waiting.
+    master, worker = SimpleNamespace(pending=0), SimpleNamespace(pending=2)
+    group = SimpleNamespace(members=[master, worker], leader=master, floor=lambda: [(master, 0), (worker, 0)])
+    assert VolcanoScheduler._parts(SimpleNamespace(group=group)) == [(master, 0), (worker, 1)]
+    # below the minimum: each role's own shortfall
+    group.floor = lambda: [(master, 1), (worker, 2)]
+    assert VolcanoScheduler._parts(SimpleNamespace(group=group)) == [(master, 1), (worker, 2)]
+
+
+def test_a_job_with_no_pod_pending_is_not_starving_so_preempt_and_reclaim_pass_it_by():
+    # e.g. a job between a rendezvous timeout and the recreation of its pods: still queued, nothing to place
+    waiting = SimpleNamespace(uid=1, group=None, pending=2, request="2 GPUs", node_group=None, enqueued_at=None)
+    between = SimpleNamespace(uid=2, group=None, pending=0, request="1 GPU", node_group=None, enqueued_at=None)
+    policy = VolcanoScheduler.__new__(VolcanoScheduler)  # only its queue and the pass's keys are read
+    policy.sim, policy.queue = SimpleNamespace(full_pass=True), ShapeQueue()
+    policy.queue.push(between, ("q", 0, "1 GPU"), now=0.0)
+    policy.queue.push(waiting, ("q", 0, "2 GPUs"), now=1.0)
+    assert list(policy._starving()) == [waiting]
