@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_core import simulate
+from scheduler_core import parse_scenario, simulate
+from scheduler_core.simulation import ClusterSimulation
 from tests.scheduler_core.conftest import minimal
 from tests.scheduler_core.test_queue_resources import NODE, job, kai
 
@@ -142,3 +143,15 @@ def test_a_reclaimer_that_cannot_reclaim_does_not_stop_the_ones_after_it():
     preempted, start = _reclaim_pass(docs, queues=("a", "b", "c"))
     assert preempted == [(60.0, "c7"), (60.0, "c6")]
     assert start["small"] == 90.0 and start["big"] is None
+
+
+def test_a_reclaimer_is_nominated_for_its_victims_grace_period_and_no_longer():
+    # While nominated, a reclaimer reclaims nothing more and its pending reason says it waits for its
+    # victims; that lasts terminationGracePeriodSeconds (30 s), the time its victims hold their devices.
+    docs = [job(f"c{i}", 1, tenant="c") for i in range(8)] + [job("small", 2, tenant="b", at=60)]
+    sim = ClusterSimulation(parse_scenario(minimal(pool=NODE, stack=kai([{"name": q, "quota": 0} for q in "bc"]),
+                                                   workloads=docs, tenants=[{"name": q, "queue": q} for q in "bc"])))
+    sim.execute()
+    small = next(w for w in sim.workloads if w.name == "small")
+    assert small.first_start == 90.0
+    assert small.nominated_until == pytest.approx(90.0, abs=1e-3)
