@@ -107,6 +107,16 @@ def test_the_bounds_stop_sooner_the_fewer_stacks_are_asked_for(graphs, catalog, 
     assert {limit: compose(graphs[catalog], _request(classes, limit)).combinations_checked for limit in checked} == checked
 
 
+def test_a_pool_combination_that_could_still_enter_the_kept_cores_is_checked(graphs):
+    # A pool combination whose bound reaches the lowest kept core could still enter the kept cores, so the
+    # walk over pool combinations stops only below the lowest, not below the second lowest: with hard
+    # isolation that is four combinations more (1448 if it stopped below the second lowest).
+    request = ComposeRequest(workloads=[CLASSES[c] for c in ("train", "chat", "batch")], limit=5,
+                             slo={"isolation": "hard"})
+    result = compose(graphs["shipped"], request)
+    assert result.feasible and result.combinations_checked == 1452
+
+
 @pytest.mark.parametrize("required", [["coscheduling"], ["resource-quota"], ["jobset"], ["dcgm-exporter", "kai-scheduler"]])
 def test_a_bounded_search_still_finds_the_stacks_with_a_required_project(graphs, required):
     # scheduler and admission projects must be in the core the search scores; an optional-slot project
