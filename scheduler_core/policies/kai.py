@@ -243,8 +243,8 @@ class KaiScheduler(QueuedPolicy):
         """CanReclaimResources: allocated + the job within the fair share in every resource (and, for a
         non-preemptible job, within quota)."""
         used, need = self.sim.queue_usage.get(wl.queue, {}), self._need(wl)
-        fair = self.fair.get(wl.queue, {})
-        if any(used.get(r, 0.0) + a > fair.get(r, 0.0) + EPS for r, a in need.items() if a > 0):
+        fair = self.fair[wl.queue]  # compute_fair_share sets every queue and every dimension each pass
+        if any(used.get(r, 0.0) + a > fair[r] + EPS for r, a in need.items()):
             return False
         return self._over_quota(wl, need) is None
 
@@ -287,8 +287,8 @@ class KaiScheduler(QueuedPolicy):
             for v in victims:
                 freed = scaled(v.request.share, len(v.pods))
                 after = add_into(dict(left.get(v.queue, usage.get(v.queue, {}))), freed, -1.0)
-                fair = self.fair.get(v.queue, {})
-                if not any(a > 0 and after.get(r, 0.0) >= fair.get(r, 0.0) - EPS for r, a in freed.items()):
+                fair = self.fair[v.queue]
+                if not any(a > 0 and after.get(r, 0.0) >= fair[r] - EPS for r, a in freed.items()):
                     continue  # would push the victim queue below its own fair share
                 chosen.append(v)
                 left[v.queue] = after
