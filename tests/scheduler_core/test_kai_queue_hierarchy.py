@@ -155,3 +155,15 @@ def test_a_reclaimer_is_nominated_for_its_victims_grace_period_and_no_longer():
     small = next(w for w in sim.workloads if w.name == "small")
     assert small.first_start == 90.0
     assert small.nominated_until == pytest.approx(90.0, abs=1e-3)
+
+
+def test_a_job_whose_bound_pods_wait_for_their_peers_is_reclaimed_like_a_running_one():
+    # c runs a 6-GPU job and has a 3-worker job with 2 workers bound, waiting for a third that has no room;
+    # b's 2-GPU job reclaims those two bound pods (c stays at its fair share of 6), not nothing.
+    waiting = job("cwait", 1, tenant="c", workers=3, at=1)
+    waiting["min_available"] = 2
+    docs = [job("crun", 1, tenant="c", workers=6), waiting, job("bnew", 2, tenant="b", at=60)]
+    r = simulate(minimal(pool=NODE, stack=kai([{"name": q, "quota": 0} for q in "bc"]), workloads=docs,
+                         tenants=[{"name": q, "queue": q} for q in "bc"]))
+    assert [(e.t, e.workload) for e in r.events.entries if e.kind == "preempt"] == [(60.0, "cwait")]
+    assert {w.name: w.start for w in r.workloads}["bnew"] == 90.0
