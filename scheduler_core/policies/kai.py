@@ -280,7 +280,10 @@ class KaiScheduler(QueuedPolicy):
                           and any_above(usage.get(v.queue, {}), self.fair.get(v.queue, {}))]
             min_runtime = self.cfg.min_guaranteed_runtime
             victims = [v for v in candidates if v.first_start is None or sim.now - v.first_start >= min_runtime]
-            victims.sort(key=lambda v: (-self._saturation(v.queue), v.priority, -(v.first_start or 0.0), -v.uid))
+            # the most saturated queue first, then the lowest priority, then the newest: a job whose pods are
+            # bound but wait for their peers has not started, loses no work, and counts as the newest ([U])
+            victims.sort(key=lambda v: (-self._saturation(v.queue), v.priority,
+                                        v.first_start is not None, -(v.first_start or 0.0), -v.uid))
             chosen: list = []
             left: dict[str, dict[str, float]] = {}
             probe = sim.eviction_probe(wl, need_pods)

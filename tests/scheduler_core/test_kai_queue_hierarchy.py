@@ -167,3 +167,16 @@ def test_a_job_whose_bound_pods_wait_for_their_peers_is_reclaimed_like_a_running
                          tenants=[{"name": q, "queue": q} for q in "bc"]))
     assert [(e.t, e.workload) for e in r.events.entries if e.kind == "preempt"] == [(60.0, "cwait")]
     assert {w.name: w.start for w in r.workloads}["bnew"] == 90.0
+
+
+def test_of_two_victims_of_one_queue_and_priority_the_one_that_never_started_goes_first():
+    # c runs cbase (4 GPUs, from t=0), crun (2 GPUs, started at 0.5 s) and cwait (2 of its 3 workers bound,
+    # waiting for the third). b's 2-GPU job needs one victim, and crun or cwait would each leave c at its
+    # fair share: cwait goes, since it has done no work yet, although crun started later than t=0.
+    waiting = job("cwait", 1, tenant="c", workers=3, at=1)
+    waiting["min_available"] = 2
+    docs = [job("cbase", 1, tenant="c", workers=4), job("crun", 2, tenant="c", at=0.5), waiting,
+            job("bnew", 2, tenant="b", at=60)]
+    r = simulate(minimal(pool=NODE, stack=kai([{"name": q, "quota": 0} for q in "bc"]), workloads=docs,
+                         tenants=[{"name": q, "queue": q} for q in "bc"]))
+    assert [(e.t, e.workload) for e in r.events.entries if e.kind == "preempt"] == [(60.0, "cwait")]
