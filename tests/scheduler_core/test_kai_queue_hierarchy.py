@@ -180,3 +180,15 @@ def test_of_two_victims_of_one_queue_and_priority_the_one_that_never_started_goe
     r = simulate(minimal(pool=NODE, stack=kai([{"name": q, "quota": 0} for q in "bc"]), workloads=docs,
                          tenants=[{"name": q, "queue": q} for q in "bc"]))
     assert [(e.t, e.workload) for e in r.events.entries if e.kind == "preempt"] == [(60.0, "cwait")]
+
+
+def test_a_starving_job_that_fits_by_count_does_not_stop_the_reclaim_for_the_jobs_after_it():
+    # One GPU free on each of two nodes: a's pinned job (two 1-GPU workers on one node) fits them by count,
+    # so reclaim passes it by (allocate's plan is what refuses it); b's 2-GPU job behind it still reclaims.
+    pool = {"node_groups": [{"name": g, "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8} for g in ("g0", "g1")]}
+    docs = [{**job(f"c{i}", 1, tenant="c"), "node_group": "g0" if i < 7 else "g1"} for i in range(14)]
+    pinned = {**job("pinned", 1, workers=2, at=60), "topology": {"required": "node"}}
+    r = simulate(minimal(pool=pool, stack=kai([{"name": q, "quota": 0} for q in "abc"]),
+                         workloads=[*docs, pinned, job("bnew", 2, tenant="b", at=60)],
+                         tenants=[{"name": q, "queue": q} for q in "abc"]))
+    assert [(e.t, e.workload) for e in r.events.entries if e.kind == "preempt"][:1] == [(60.0, "c13")]
