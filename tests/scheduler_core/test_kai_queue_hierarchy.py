@@ -114,9 +114,10 @@ def test_pods_of_a_gang_still_waiting_for_its_other_workers_count_as_non_preempt
                                   "preemptible workload to go over quota.")
 
 
-def _reclaim_pass(docs, queues=("a", "b", "c", "d")):
+def _reclaim_pass(docs, queues=("a", "b", "c", "d"), pool=NODE):
+    """Queues without quota (fair shares from demand alone): (time, workload) of each preemption, starts."""
     tenants = [{"name": q, "queue": q} for q in queues]
-    r = simulate(minimal(pool=NODE, stack=kai([{"name": q, "quota": 0} for q in queues]), workloads=docs, tenants=tenants))
+    r = simulate(minimal(pool=pool, stack=kai([{"name": q, "quota": 0} for q in queues]), workloads=docs, tenants=tenants))
     return [(e.t, e.workload) for e in r.events.entries if e.kind == "preempt"], {w.name: w.start for w in r.workloads}
 
 
@@ -163,10 +164,8 @@ def test_a_job_whose_bound_pods_wait_for_their_peers_is_reclaimed_like_a_running
     waiting = job("cwait", 1, tenant="c", workers=3, at=1)
     waiting["min_available"] = 2
     docs = [job("crun", 1, tenant="c", workers=6), waiting, job("bnew", 2, tenant="b", at=60)]
-    r = simulate(minimal(pool=NODE, stack=kai([{"name": q, "quota": 0} for q in "bc"]), workloads=docs,
-                         tenants=[{"name": q, "queue": q} for q in "bc"]))
-    assert [(e.t, e.workload) for e in r.events.entries if e.kind == "preempt"] == [(60.0, "cwait")]
-    assert {w.name: w.start for w in r.workloads}["bnew"] == 90.0
+    preempted, start = _reclaim_pass(docs, queues="bc")
+    assert preempted == [(60.0, "cwait")] and start["bnew"] == 90.0
 
 
 def test_of_two_victims_of_one_queue_and_priority_the_one_that_never_started_goes_first():
@@ -177,9 +176,8 @@ def test_of_two_victims_of_one_queue_and_priority_the_one_that_never_started_goe
     waiting["min_available"] = 2
     docs = [job("cbase", 1, tenant="c", workers=4), job("crun", 2, tenant="c", at=0.5), waiting,
             job("bnew", 2, tenant="b", at=60)]
-    r = simulate(minimal(pool=NODE, stack=kai([{"name": q, "quota": 0} for q in "bc"]), workloads=docs,
-                         tenants=[{"name": q, "queue": q} for q in "bc"]))
-    assert [(e.t, e.workload) for e in r.events.entries if e.kind == "preempt"] == [(60.0, "cwait")]
+    preempted, _ = _reclaim_pass(docs, queues="bc")
+    assert preempted == [(60.0, "cwait")]
 
 
 def test_a_starving_job_that_fits_by_count_does_not_stop_the_reclaim_for_the_jobs_after_it():
@@ -188,7 +186,5 @@ def test_a_starving_job_that_fits_by_count_does_not_stop_the_reclaim_for_the_job
     pool = {"node_groups": [{"name": g, "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8} for g in ("g0", "g1")]}
     docs = [{**job(f"c{i}", 1, tenant="c"), "node_group": "g0" if i < 7 else "g1"} for i in range(14)]
     pinned = {**job("pinned", 1, workers=2, at=60), "topology": {"required": "node"}}
-    r = simulate(minimal(pool=pool, stack=kai([{"name": q, "quota": 0} for q in "abc"]),
-                         workloads=[*docs, pinned, job("bnew", 2, tenant="b", at=60)],
-                         tenants=[{"name": q, "queue": q} for q in "abc"]))
-    assert [(e.t, e.workload) for e in r.events.entries if e.kind == "preempt"][:1] == [(60.0, "c13")]
+    preempted, _ = _reclaim_pass([*docs, pinned, job("bnew", 2, tenant="b", at=60)], queues="abc", pool=pool)
+    assert preempted[:1] == [(60.0, "c13")]
