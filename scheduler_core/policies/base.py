@@ -251,3 +251,16 @@ class QueuedPolicy(Policy):
             return self.queue.keys()
         queues = {k[0] for k in self.new_keys}
         return [k for k in self.queue.keys() if k[0] in queues]
+
+    @staticmethod
+    def _pending(wl: "Workload") -> int:
+        """Pods of the job still waiting; Volcano counts a gang's whole group."""
+        return wl.pending
+
+    def _starving(self) -> Iterator["Workload"]:
+        """The head of each bucket this pass looks at whose job still waits for pods: the jobs that
+        preempt and reclaim act for."""
+        for key in self.pass_keys():
+            wl = self.queue.head(key)
+            if wl is not None and self._pending(wl) > 0:
+                yield wl

@@ -250,12 +250,7 @@ class KaiScheduler(QueuedPolicy):
 
     def _reclaim(self) -> None:
         sim = self.sim
-        starving = []
-        for key in self.pass_keys():
-            wl = self.queue.head(key)
-            if wl is not None and wl.pending > 0:
-                starving.append(wl)
-        starving.sort(key=lambda w: (self._saturation(w.queue), self._order(w)))
+        starving = sorted(self._starving(), key=lambda w: (self._saturation(w.queue), self._order(w)))
         running = None
         usage: dict[str, dict[str, float]] = {}
         for wl in starving:

@@ -396,12 +396,6 @@ class VolcanoScheduler(QueuedPolicy):
             sim.preempt_pod(p, reason, f"for {wl.name} of queue {wl.queue}")
         wl.nominated_until = sim.now + sim.params.termination_grace + 1e-6
 
-    def _starving(self):
-        for key in self.pass_keys():
-            wl = self.queue.head(key)
-            if wl is not None and self._pending(wl) > 0:
-                yield wl
-
     def _may_reclaim(self, wl: "Workload") -> bool:
         """reclaim's queue checks: the queue is not overused and the job may grow it (Preemptive)."""
         q = wl.queue

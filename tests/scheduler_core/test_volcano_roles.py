@@ -176,12 +176,12 @@ def test_past_its_minimum_a_podgroup_grows_the_role_that_has_pods_waiting():
     assert VolcanoScheduler._parts(SimpleNamespace(group=group)) == [(master, 1), (worker, 2)]
 
 
-def test_a_job_with_no_pod_pending_is_not_starving_so_preempt_and_reclaim_pass_it_by():
-    # e.g. a job between a rendezvous timeout and the recreation of its pods: still queued, nothing to place
-    waiting = SimpleNamespace(uid=1, group=None, pending=2, request="2 GPUs", node_group=None, enqueued_at=None)
-    between = SimpleNamespace(uid=2, group=None, pending=0, request="1 GPU", node_group=None, enqueued_at=None)
+def test_a_gang_counts_as_starving_while_its_group_still_waits_for_pods_even_if_this_role_is_placed():
+    group = SimpleNamespace(pending=3)
+    placed_role = SimpleNamespace(uid=1, group=group, pending=0, request="1 GPU", node_group=None, enqueued_at=None)
     policy = VolcanoScheduler.__new__(VolcanoScheduler)  # only its queue and the pass's keys are read
     policy.sim, policy.queue = SimpleNamespace(full_pass=True), ShapeQueue()
-    policy.queue.push(between, ("q", 0, "1 GPU"), now=0.0)
-    policy.queue.push(waiting, ("q", 0, "2 GPUs"), now=1.0)
-    assert list(policy._starving()) == [waiting]
+    policy.queue.push(placed_role, ("q", 0, "1 GPU"), now=0.0)
+    assert list(policy._starving()) == [placed_role]
+    group.pending = 0
+    assert list(policy._starving()) == []
