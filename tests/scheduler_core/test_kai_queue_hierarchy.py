@@ -188,3 +188,17 @@ def test_a_starving_job_that_fits_by_count_does_not_stop_the_reclaim_for_the_job
     pinned = {**job("pinned", 1, workers=2, at=60), "topology": {"required": "node"}}
     preempted, _ = _reclaim_pass([*docs, pinned, job("bnew", 2, tenant="b", at=60)], queues="abc", pool=pool)
     assert preempted[:1] == [(60.0, "c13")]
+
+
+def test_a_reclaimer_whose_victims_would_not_make_room_does_not_stop_the_reclaim_for_the_jobs_after_it():
+    # Two 8-GPU nodes, fair shares a 2, b 2, c 6, d 6. d runs one 8-GPU job on g0 (taking it would leave d
+    # below its share), c eight 1-GPU jobs on g1 (2 over its share). a's job, pinned to g0 and first in the
+    # pass, is within its share, but only d's job could make room for it: it evicts nothing. b's 2-GPU job
+    # behind it still reclaims c's two newest.
+    pool = {"node_groups": [{"name": g, "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8} for g in ("g0", "g1")]}
+    docs = ([{**job("d0", 8, tenant="d"), "node_group": "g0"}]
+            + [{**job(f"c{i}", 1, tenant="c"), "node_group": "g1"} for i in range(8)]
+            + [{**job("pinned", 2, at=60), "node_group": "g0"}, job("bnew", 2, tenant="b", at=60)])
+    preempted, start = _reclaim_pass(docs, queues="abcd", pool=pool)
+    assert preempted == [(60.0, "c7"), (60.0, "c6")]
+    assert start["bnew"] == 90.0 and start["pinned"] is None
