@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -720,9 +721,7 @@ def _role_errors(i: int, w: "TrainingWorkload", scheduler: str, groups: dict) ->
     for field in ("workers", "gpus_per_worker", "cpu", "host_memory_gib"):
         if field in w.model_fields_set:
             errs.append((f"workloads.{i}.{field}", "set per role when the job has roles"))
-    names = [r.name for r in w.roles]
-    if len(set(names)) != len(names):
-        errs.append((f"workloads.{i}.roles", "role names must be unique"))
+    errs += _not_unique(f"workloads.{i}.roles", "role", (r.name for r in w.roles))
     for j, r in enumerate(w.roles):
         if r.min_available is not None and r.min_available > r.replicas:
             errs.append((f"workloads.{i}.roles.{j}.min_available", f"{r.min_available} > replicas {r.replicas}"))
@@ -734,12 +733,38 @@ def _role_errors(i: int, w: "TrainingWorkload", scheduler: str, groups: dict) ->
     return errs
 
 
+def _not_unique(loc: str, what: str, names: Iterable[str]) -> list[tuple[str, str]]:
+    """An error at ``loc`` naming every name given more than once (linear: imported clusters have 10^4
+    workloads)."""
+    dup = sorted(n for n, k in Counter(names).items() if k > 1)
+    return [(loc, f"{what} names must be unique: {', '.join(dup)}")] if dup else []
+
+
+def _parent_cycles(queues: list["KaiQueue"]) -> list[tuple[str, str]]:
+    """An error at the parent field of the queue that closes each cycle of KAI queue parents, which
+    leaves its queues without a root and so without a fair share."""
+    parent = {q.name: q.parent for q in queues}
+    index = {q.name: i for i, q in reversed(list(enumerate(queues)))}  # the first queue of a name
+    errs, seen = [], set()
+    for start in parent:
+        path: list[str] = []
+        name: str | None = start
+        while name is not None and name in parent and name not in seen and name not in path:
+            path.append(name)
+            name = parent[name]
+        if name in path:  # this walk closed a cycle
+            cycle = path[path.index(name):]
+            errs.append((f"stack.control_plane.kai.queues.{index[cycle[0]]}.parent",
+                         "parent cycle: " + " -> ".join([*cycle, cycle[0]])))
+        seen.update(path)
+    return errs
+
+
 def check_references(sc: Scenario) -> list[tuple[str, str]]:
     """Cross-field checks pydantic cannot express locally.  Returns (path, message) pairs."""
     errs: list[tuple[str, str]] = []
     groups = {g.name: g for g in sc.pool.node_groups}
-    if len(groups) != len(sc.pool.node_groups):
-        errs.append(("pool.node_groups", "node group names must be unique"))
+    errs += _not_unique("pool.node_groups", "node group", (g.name for g in sc.pool.node_groups))
     nodes: dict[str, Any] = {}
     for g in sc.pool.node_groups:
         for n in g.node_names():
@@ -770,17 +795,15 @@ def check_references(sc: Scenario) -> list[tuple[str, str]]:
         errs.append(("stack.data_plane.mechanism", "kai-fraction needs scheduler 'kai' with kai.gpu_sharing: true "
                                                    "(fractions are KAI scheduler accounting, §6.5)"))
     tenants = {t.name for t in sc.tenant_list()}
-    if len({t.name for t in sc.tenants}) != len(sc.tenants):
-        errs.append(("tenants", "tenant names must be unique"))
-    names = [w.name for w in sc.workloads]
-    dup = sorted(n for n, k in Counter(names).items() if k > 1)  # linear: imported clusters have 10^4 workloads
-    if dup:
-        errs.append(("workloads", f"workload names must be unique: {', '.join(dup)}"))
+    errs += _not_unique("tenants", "tenant", (t.name for t in sc.tenants))
+    errs += _not_unique("workloads", "workload", (w.name for w in sc.workloads))
     cp = stack.control_plane
     # Queues a tenant may name, per policy.
     queue_sets: list[tuple[str, set[str]]] = []
     if cp.admission == "kueue" and cp.kueue is not None:
         cqs = {q.name for q in cp.kueue.cluster_queues}
+        errs += _not_unique("stack.control_plane.kueue.cluster_queues", "ClusterQueue",
+                            (q.name for q in cp.kueue.cluster_queues))
         for lq, cq in cp.kueue.local_queues.items():
             if cq not in cqs:
                 errs.append((f"stack.control_plane.kueue.local_queues.{lq}", f"unknown ClusterQueue {cq!r}"))
@@ -792,13 +815,16 @@ def check_references(sc: Scenario) -> list[tuple[str, str]]:
                         errs.append((f"stack.control_plane.kueue.cluster_queues.{i}.flavors.{j}.node_groups",
                                      f"unknown node group {ng!r}"))
     if cp.scheduler == "volcano":
+        errs += _not_unique("stack.control_plane.volcano.queues", "Volcano queue", (q.name for q in cp.volcano.queues))
         queue_sets.append(("Volcano queue", {q.name for q in cp.volcano.queues}))
     if cp.scheduler == "kai" and cp.kai is not None:
         parents = {q.parent for q in cp.kai.queues if q.parent}
         allq = {q.name for q in cp.kai.queues}
+        errs += _not_unique("stack.control_plane.kai.queues", "KAI queue", (q.name for q in cp.kai.queues))
         for i, q in enumerate(cp.kai.queues):
             if q.parent and q.parent not in allq:
                 errs.append((f"stack.control_plane.kai.queues.{i}.parent", f"unknown queue {q.parent!r}"))
+        errs += _parent_cycles(cp.kai.queues)
         queue_sets.append(("KAI leaf queue", allq - parents))
     for i, t in enumerate(sc.tenant_list()):
         for what, qs in queue_sets:

@@ -93,3 +93,33 @@ def test_the_whole_scenario_is_bounded_not_only_each_node_group():
 def test_a_gpu_shares_at_most_as_many_slots_as_a_node_runs_pods(data_plane):
     errs = errors_of(minimal(stack={"data_plane": data_plane}))
     assert any("less than or equal to 110" in message for message in errs.values()), errs
+
+
+def _kai(queues, tenant_queue="x"):
+    return minimal(stack={"control_plane": {"scheduler": "kai", "kai": {"queues": queues}}},
+                   tenants=[{"name": "t", "queue": tenant_queue}],
+                   workloads=[{"kind": "batch", "name": "j", "duration": 60, "tenant": "t"}])
+
+
+def test_a_kai_queue_hierarchy_with_a_parent_cycle_is_refused_at_the_queue_that_closes_it():
+    # Kubernetes queues form a tree; a cycle has no root, so its queues would get no fair share at all.
+    errs = errors_of(_kai([{"name": "x"}, {"name": "a", "parent": "b"}, {"name": "b", "parent": "a"}]))
+    assert errs["stack.control_plane.kai.queues.1.parent"] == "parent cycle: a -> b -> a"
+    errs = errors_of(_kai([{"name": "x"}, {"name": "self", "parent": "self"}]))
+    assert errs["stack.control_plane.kai.queues.1.parent"] == "parent cycle: self -> self"
+
+
+@pytest.mark.parametrize("stack, where, what", [
+    ({"control_plane": {"scheduler": "kai", "kai": {"queues": [{"name": "x"}, {"name": "x", "quota": 8}]}}},
+     "stack.control_plane.kai.queues", "KAI queue"),
+    ({"control_plane": {"scheduler": "volcano", "volcano": {"queues": [{"name": "x"}, {"name": "x", "weight": 3}]}}},
+     "stack.control_plane.volcano.queues", "Volcano queue"),
+    ({"control_plane": {"admission": "kueue", "kueue": {"cluster_queues": [
+        {"name": "x", "flavors": [{"name": "f", "quotas": {"nvidia.com/gpu": 8}}]},
+        {"name": "x", "flavors": [{"name": "f", "quotas": {"nvidia.com/gpu": 4}}]}]}}},
+     "stack.control_plane.kueue.cluster_queues", "ClusterQueue"),
+])
+def test_two_queues_of_one_name_are_refused_since_kubernetes_keeps_one_object_per_name(stack, where, what):
+    errs = errors_of(minimal(stack=stack, tenants=[{"name": "t", "queue": "x"}],
+                             workloads=[{"kind": "batch", "name": "j", "duration": 60, "tenant": "t"}]))
+    assert errs[where] == f"{what} names must be unique: x"
