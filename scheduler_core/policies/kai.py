@@ -87,9 +87,10 @@ class KaiScheduler(QueuedPolicy):
                     demand[name] = sum(dem(c) for c in self.children.get(name, []))
                 return demand[name]
 
-            for root in self.children.get(None, []):
+            roots = self.children[None]  # the scenario's checks refuse a queue tree without a root (a cycle)
+            for root in roots:
                 dem(root)
-            self._split(r, demand, self.children.get(None, []), sim.capacity_total.get(r, INF))
+            self._split(r, demand, roots, sim.capacity_total.get(r, INF))
 
     def _split(self, r: str, demand: dict[str, float], names: list[str], capacity: float) -> None:
         caps, base = {}, {}

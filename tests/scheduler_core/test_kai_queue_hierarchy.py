@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from scheduler_core import parse_scenario, simulate
+from scheduler_core.cluster import GPU
+from scheduler_core.policies.kai import KaiScheduler
+from scheduler_core.scenario import KaiConfig
 from scheduler_core.simulation import ClusterSimulation
 from tests.scheduler_core.conftest import minimal
 from tests.scheduler_core.test_queue_resources import NODE, job, kai
@@ -202,3 +207,21 @@ def test_a_reclaimer_whose_victims_would_not_make_room_does_not_stop_the_reclaim
     preempted, start = _reclaim_pass(docs, queues="abcd", pool=pool)
     assert preempted == [(60.0, "c7"), (60.0, "c6")]
     assert start["bnew"] == 90.0 and start["pinned"] is None
+
+
+def _fair_shares(queues, usage, pending, gpus):
+    """KAI's fair share in GPUs of each queue, divided from the queues' usage and pending requests."""
+    sim = SimpleNamespace(cp=SimpleNamespace(kai=KaiConfig(queues=queues)), capacity_total={GPU: gpus},
+                          queue_usage={q: {GPU: g} for q, g in usage.items()},
+                          queue_pending={q: {GPU: g} for q, g in pending.items()})
+    policy = KaiScheduler(sim)
+    policy.compute_fair_share()
+    return {q: policy.fair[q][GPU] for q in policy.fair}
+
+
+def test_a_queue_whose_quota_covers_its_request_deserves_its_request_and_no_more():
+    # KAI's resource division caps every queue's share at what it requests: a asks for 2 GPUs within its
+    # quota of 4, so the 6 GPUs left over go to b, which asks for 10, and none to a.
+    fair = _fair_shares([{"name": "a", "quota": 4}, {"name": "b", "quota": 0}],
+                        usage={"a": 1, "b": 7}, pending={"a": 1, "b": 3}, gpus=8)
+    assert fair == {"a": 2.0, "b": 6.0}
