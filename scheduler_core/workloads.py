@@ -128,6 +128,9 @@ class PodGroup:
         return [(m, min(per[m.uid], m.pending)) for m in self.members]
 
 
+FINAL_STATES = frozenset({"done", "failed", "stopped"})  # a workload in one of them never runs again
+
+
 class Workload:
     """A job (gang of workers, or a single batch pod) or an inference service."""
 
@@ -191,6 +194,11 @@ class Workload:
         self.admission_info: dict = {}
         self.seq = uid
         self.group: PodGroup | None = None  # a Volcano Job with several task roles: this workload is one role
+
+    @property
+    def finished(self) -> bool:
+        """Done, failed or stopped: nothing of it is placed, run or retried any more."""
+        return self.state in FINAL_STATES
 
     @property
     def gpus(self) -> float:

@@ -148,7 +148,7 @@ class KueueAdmission:
             self.submit(wl)
 
     def _repush(self, wl: "Workload") -> None:
-        if wl.state in ("done", "failed", "stopped"):
+        if wl.finished:
             return
         self.submit(wl)
         self.sim.request_cycle()
@@ -547,7 +547,7 @@ class KueueAdmission:
         if wl.uid not in self.admitted:
             return
         wl.admission_info["timer"] = None
-        if wl.uid in self.ready or wl.state in ("done", "failed", "stopped"):
+        if wl.uid in self.ready or wl.finished:
             return
         wfpr = self.cfg.wait_for_pods_ready
         n = wl.admission_info.get("requeues", 0) + 1

@@ -85,7 +85,7 @@ class VolcanoScheduler(QueuedPolicy):
 
     def on_finish(self, wl: "Workload") -> None:
         if wl.group is not None:
-            if any(m.state not in ("done", "failed", "stopped") for m in wl.group.members):
+            if any(not m.finished for m in wl.group.members):
                 return
             wl = wl.group.leader
         super().on_finish(wl)

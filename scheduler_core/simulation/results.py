@@ -16,7 +16,6 @@ CDF_QUANTILES = (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.simulation.engine import ClusterSimulation
 
-FINAL = ("done", "failed", "stopped")
 PENDING_EXPLAINED = 2000  # waiting workloads whose reason is worked out at the horizon (O(nodes) each)
 
 

@@ -109,3 +109,20 @@ def test_kai_reclaims_over_quota_jobs_for_a_queue_below_its_share():
 def test_jain_index_bounds():
     assert jain([1, 1, 1]) == 1.0
     assert abs(jain([1, 0]) - 0.5) < 1e-12
+
+
+def test_volcano_binpack_fills_one_node_while_without_it_the_node_order_spreads():
+    # Volcano's binpack plugin scores the fullest node best; without it, nodeorder's leastrequested
+    # priority scores the emptiest, so two single-GPU jobs land on two nodes.
+    two_nodes = {"node_groups": [{"name": "dgx", "count": 2, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8}]}
+    docs = [job("first", 1), job("second", 1, at=60)]
+
+    def nodes(plugins):
+        stack = {"control_plane": {"scheduler": "volcano", "volcano": {"plugins": plugins, "queues": [{"name": "a"}]}}}
+        r = simulate(minimal(pool=two_nodes, workloads=docs, stack=stack))
+        return {name: workload(r, name).nodes for name in ("first", "second")}
+
+    packed = nodes(["priority", "gang", "predicates", "proportion", "nodeorder", "binpack"])
+    assert packed["first"] == packed["second"]
+    spread = nodes(["priority", "gang", "predicates", "proportion", "nodeorder"])
+    assert spread["first"] != spread["second"]

@@ -185,3 +185,15 @@ def test_a_gang_counts_as_starving_while_its_group_still_waits_for_pods_even_if_
     assert list(policy._starving()) == [placed_role]
     group.pending = 0
     assert list(policy._starving()) == []
+
+
+@pytest.mark.parametrize("finished, released", [((True, True), True), ((False, True), False)])
+def test_a_podgroup_leaves_the_queues_inqueue_reservation_once_every_role_has_finished(finished, released):
+    # The enqueue action reserves a job's minimum while it is inqueue; a PodGroup whose roles all ended
+    # (done, failed or stopped) gives that reservation back, or its queue stays full for the jobs behind it.
+    master, worker = (SimpleNamespace(uid=uid, finished=f) for uid, f in zip((1, 2), finished))
+    master.group = worker.group = SimpleNamespace(members=[master, worker], leader=master)
+    policy = VolcanoScheduler.__new__(VolcanoScheduler)  # only its queue and inqueue bookkeeping are read
+    policy.queue, policy.inqueue, policy._by_uid = ShapeQueue(), {1}, {1: master}
+    policy.on_finish(worker)
+    assert (policy.inqueue == set()) is released and (policy._by_uid == {}) is released

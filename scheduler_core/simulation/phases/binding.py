@@ -236,7 +236,7 @@ class BindingPhase:
             self.schedule(self.now, Priority.FAULT, self._device_unusable, pod)
         if not wl.gang_complete and len(wl.pods) >= wl.pods_total and self._group_bound(wl):
             for member in (wl.group.members if wl.group is not None else (wl,)):
-                if not member.gang_complete and member.state not in ("done", "failed", "stopped"):
+                if not member.gang_complete and not member.finished:
                     self._gang_start(member)
         elif (wl.pods_total > 1 or wl.group is not None) and wl.timeout_event is None and not wl.gang_complete:
             wl.timeout_event = self.schedule_in(self.params.rendezvous_timeout, Priority.MONITOR,
@@ -248,10 +248,10 @@ class BindingPhase:
         """Every role of ``wl``'s PodGroup has all its pods bound (a workload without roles: itself)."""
         if wl.group is None:
             return True
-        return all(len(m.pods) >= m.pods_total or m.state in ("done", "failed", "stopped") for m in wl.group.members)
+        return all(len(m.pods) >= m.pods_total or m.finished for m in wl.group.members)
 
     def _recreate_pod(self, wl: Workload) -> None:
-        if wl.state in ("done", "failed", "stopped"):
+        if wl.finished:
             return
         if self.admission is not None and not self.admission.is_admitted(wl):
             return
@@ -295,7 +295,7 @@ class BindingPhase:
 
     def _rendezvous_timeout(self, wl: Workload) -> None:
         wl.timeout_event = None
-        if wl.gang_complete or wl.state in ("done", "failed", "stopped") or not wl.pods:
+        if wl.gang_complete or wl.finished or not wl.pods:
             return
         # Workers that waited too long for their peers give up; the job restarts from scratch placement.
         self.rendezvous_timeouts += 1
@@ -309,7 +309,7 @@ class BindingPhase:
         self.schedule_in(self._job_backoff(wl.failed_pods), Priority.ARRIVAL, self._recreate_all, wl)
 
     def _recreate_all(self, wl: Workload) -> None:
-        if wl.state in ("done", "failed", "stopped"):
+        if wl.finished:
             return
         if self.admission is not None and not self.admission.is_admitted(wl):
             return

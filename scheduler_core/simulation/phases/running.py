@@ -143,7 +143,7 @@ class RunningPhase:
         self._settle(ctxs, affected)
 
     def _rate_change(self, wl: Workload, rps: float) -> None:
-        if wl.state in ("done", "failed", "stopped"):
+        if wl.finished:
             return
         self._flush_service(wl)
         self.services[wl.uid].rate = rps

@@ -44,7 +44,7 @@ class TerminationPhase:
             wl.pods.remove(pod)
         pod.state = "gone"
         self.refresh_node(node)
-        if wl.state in ("done", "failed", "stopped"):
+        if wl.finished:
             affected.pop(wl.uid, None)
         self._settle(ctxs, affected)
         if node.name in self._reconfig_pending:
@@ -54,13 +54,13 @@ class TerminationPhase:
         self._finish(wl, "done")
 
     def fail_workload(self, wl: Workload, reason: str) -> None:
-        if wl.state not in ("done", "failed", "stopped"):
+        if not wl.finished:
             self.log_event("fail", wl, reason)
         self._finish(wl, "failed")
 
     def _finish(self, wl: Workload, state: str) -> None:
         self._advance()
-        if wl.state in ("done", "failed", "stopped"):
+        if wl.finished:
             return
         self.set_state(wl, state)
         wl.end = self.now
@@ -85,7 +85,7 @@ class TerminationPhase:
     def evict(self, wl: Workload, reason: str, requeue_delay: float = 0.0, preemption: bool = True,
               message: str = "") -> None:
         """Remove a workload's pods (preemption, waitForPodsReady timeout, node loss) and requeue it."""
-        if wl.state in ("done", "failed", "stopped"):
+        if wl.finished:
             return
         self._advance()
         detail = f"{reason}: {message}" if message else reason
@@ -129,7 +129,7 @@ class TerminationPhase:
         replacement, holding their GPUs) and rolls back to its checkpoint.
         """
         wl = pod.wl
-        if pod.state in ("gone", "terminating") or wl.state in ("done", "failed", "stopped"):
+        if pod.state in ("gone", "terminating") or wl.finished:
             return
         self._advance()
         self.log.record(self.now, "preempt", pod.name, f"{reason}: {message}" if message else reason,
@@ -198,7 +198,7 @@ class TerminationPhase:
     def crash_pod(self, pod: Pod, reason: str) -> None:
         """Container dies and restarts in place after CrashLoopBackOff; a training gang restarts with it."""
         wl = pod.wl
-        if pod.state not in ("running", "bound") or wl.state in ("done", "failed", "stopped"):
+        if pod.state not in ("running", "bound") or wl.finished:
             return
         if wl.kind == "inference":
             ctxs = self._service_contexts(wl)
@@ -239,7 +239,7 @@ class TerminationPhase:
     def _restart_pod(self, pod: Pod) -> None:
         pod.restart_event = None
         wl = pod.wl
-        if pod.state != "crashed" or wl.state in ("done", "failed", "stopped"):
+        if pod.state != "crashed" or wl.finished:
             return
         ctxs = self._service_contexts(wl)
         affected = self._begin(ctxs)
@@ -253,7 +253,7 @@ class TerminationPhase:
     def _restart_job(self, wl: Workload) -> None:
         if wl.pods:
             wl.pods[0].restart_event = None
-        if wl.state in ("done", "failed", "stopped"):
+        if wl.finished:
             return
         ctxs = [c for p in wl.pods for c in p.contexts]
         affected = self._begin(ctxs)
