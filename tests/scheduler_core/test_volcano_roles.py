@@ -197,3 +197,18 @@ def test_a_podgroup_leaves_the_queues_inqueue_reservation_once_every_role_has_fi
     policy.queue, policy.inqueue, policy._by_uid = ShapeQueue(), {1}, {1: master}
     policy.on_finish(worker)
     assert (policy.inqueue == set()) is released and (policy._by_uid == {}) is released
+
+
+@pytest.mark.parametrize("group_pending, still_queued", [(0, False), (2, True)])
+def test_a_podgroup_leaves_the_queue_once_no_role_has_a_pod_pending(group_pending, still_queued):
+    # A role's pending pods are dropped (the job was evicted, failed or finished): the PodGroup stays
+    # queued while another role still waits for pods, else it leaves, so no idle GPU is counted as
+    # stranded for a shape nobody waits for.
+    master = SimpleNamespace(uid=1, request="1 GPU", node_group=None, enqueued_at=None)
+    worker = SimpleNamespace(uid=2, request="8 GPUs", node_group=None, enqueued_at=None)
+    master.group = worker.group = SimpleNamespace(members=[master, worker], leader=master, pending=group_pending)
+    policy = VolcanoScheduler.__new__(VolcanoScheduler)  # only its queue is read
+    policy.queue = ShapeQueue()
+    policy.queue.push(master, ("q", 0, "1 GPU"), now=0.0)
+    policy.remove(worker)
+    assert (policy.queue.head(("q", 0, "1 GPU")) is master) is still_queued
