@@ -129,3 +129,12 @@ def test_weight_zero_sends_a_queue_last_however_little_it_borrows():
     assert out["a-job"][1] == ("couldn't assign flavors to pod set main: insufficient unused quota for cpu in "
                                "flavor a100, 1 more needed")
     assert started(run(docs, cqs=cqs())) == {"a-job"}  # at weight 1 a's share (1) is the lower
+
+
+def test_a_request_that_takes_the_whole_cohort_in_one_resource_is_refused_for_the_resource_it_cannot_get():
+    # Nothing admitted yet in the cohort: the 96 cores it lends are all unused, so a job asking for all 96
+    # is short of nothing there; it waits for the 8 GPUs no ClusterQueue of the cohort can ever lend.
+    cqs = [_cpu_cq("a", 2, 32), _cpu_cq("b", 2, 32), _cpu_cq("c", 2, 32)]
+    out = run([job("a-job", 8, dur="8h", cpu=96)], cqs=cqs)
+    assert out["a-job"] == (None, "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu "
+                                  "in flavor a100, request > maximum capacity (8 > 6)")
