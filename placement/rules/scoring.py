@@ -36,19 +36,25 @@ def support(ctx: Context, cand: Candidate) -> str | None:
     """Add what members `require` as supporting components; fail if the constraints exclude it."""
     present = cand.slot_members()
     supporting: dict[str, str] = {}
+    scheduler = cand.cluster.get(SlotName.SCHEDULING_POLICY)
+    # The scheduler binary the stack's pods go to: its own, and what it runs inside (a scheduler-plugins
+    # plugin such as coscheduling requires kube-scheduler).
+    binder = {scheduler, *ctx.facts(scheduler).requires} if scheduler else set()
     queue = sorted(present)
     while queue:
         slug = queue.pop(0)
         for needed in sorted(ctx.facts(slug).requires):
-            if needed in present or needed in ctx.baseline or needed in supporting:
+            if needed in present or needed in supporting:
+                continue
+            if scheduler and needed not in binder and needed in ctx.graph.slot_candidates[SlotName.SCHEDULING_POLICY]:
+                # A required scheduler cannot ride along beside another one: two schedulers would each
+                # claim the pool's pods (one binder per pod, DESIGN.md §4 contracts), and a plugin of one
+                # does nothing for pods the other binds - also when the required one is the baseline's.
+                return f"{slug} requires the scheduler {needed}, but this stack's scheduler is {scheduler}"
+            if needed in ctx.baseline:
                 continue
             if needed in ctx.excluded:
                 return f"{slug} requires {needed}, which the constraints exclude"
-            scheduler = cand.cluster.get(SlotName.SCHEDULING_POLICY)
-            if scheduler and needed in ctx.graph.slot_candidates[SlotName.SCHEDULING_POLICY]:
-                # A required scheduler cannot ride along beside another one: two schedulers would
-                # each claim the pool's pods (one binder per pod, DESIGN.md §4 contracts).
-                return f"{slug} requires the scheduler {needed}, but this stack's scheduler is {scheduler}"
             supporting[needed] = slug
             queue.append(needed)
     cand.supporting = supporting

@@ -58,7 +58,7 @@ def test_a_one_sided_conflict_and_a_required_conflicting_project(tmp_path):
     edit(directory, "time-slicing", lambda p: p["conflicts_with"].append("kueue"))
     found = findings(directory)
     assert "time-slicing.yaml: placement.conflicts_with[0]: conflict with 'cuda-mps' is not symmetric: cuda-mps.yaml does not list 'time-slicing'" in found
-    assert "kueue.yaml: placement.dependencies.requires[1]: requires 'time-slicing', which declares a conflict with 'kueue'" in found
+    assert "kueue.yaml: placement.dependencies.requires[0]: requires 'time-slicing', which declares a conflict with 'kueue'" in found
 
 
 def test_a_unit_advertised_that_nobody_allocates(tmp_path):

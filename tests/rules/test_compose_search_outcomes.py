@@ -26,7 +26,7 @@ def test_no_stack_leads_with_the_broken_contract_that_names_a_required_project(g
         "armada (6x); yunikorn conflicts with armada (6x).")
     assert result.excluded[:2] == ["Quota fails: runai cannot count Memory quota + compute share in quota (10 combinations)",
                                    "Quota fails: runai cannot count MPS share in quota (7 combinations)"]
-    assert result.combinations_checked == 294
+    assert result.combinations_checked == 378
 
 
 def test_the_lead_contract_is_the_one_naming_a_required_project_even_if_rarer(graph):
@@ -49,9 +49,9 @@ def test_no_stack_without_a_broken_contract_names_only_the_exclusions(graph):
     (failure,) = result.failures
     assert (failure.slot, failure.contract_point) == (None, None)
     assert failure.reason == (
-        "Every combination of the remaining candidates fails: lacks required appwrapper (8x); lacks required jobset (8x); "
+        "Every combination of the remaining candidates fails: lacks required appwrapper (6x); lacks required jobset (6x); "
         "volcano conflicts with armada (1x); kai-scheduler conflicts with armada (1x); yunikorn conflicts with armada (1x).")
-    assert result.excluded[:3] == ["lacks required appwrapper (8 combinations)", "lacks required jobset (8 combinations)",
+    assert result.excluded[:3] == ["lacks required appwrapper (6 combinations)", "lacks required jobset (6 combinations)",
                                    "volcano conflicts with armada (1 combination)"]
     assert result.combinations_checked == 40
 
@@ -69,7 +69,7 @@ def test_a_feasible_result_keeps_at_most_ten_counted_exclusions(graph):
 def test_the_limit_caps_the_stacks_ranked_best_first(graph):
     result = _compose(graph, profile="online_inference", limit=2)
     assert [(s.rank, s.title, s.score) for s in result.stacks] == [
-        (1, "HAMi + kube-scheduler + Kueue", 21.5), (2, "HAMi + kube-scheduler + Kubernetes ResourceQuota", 21.0)]
+        (1, "HAMi + kube-scheduler + Kueue", 21.5), (2, "NVIDIA Multi-Instance GPU (MIG) + kube-scheduler + Kueue", 20.0)]
     full = _compose(graph, profile="online_inference")
     assert len(full.stacks) == 5
     assert [s.title for s in full.stacks[:2]] == [s.title for s in result.stacks]

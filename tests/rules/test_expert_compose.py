@@ -164,3 +164,24 @@ def test_expert_compose_case(graph, case: Case):
 
 def test_the_expert_compose_set_is_large_enough():
     assert len(CASES) >= 15
+
+
+def test_a_scheduler_plugin_is_composed_only_with_the_scheduler_that_runs_it(graph):
+    # CapacityScheduling (ElasticQuota) is a plugin of the scheduler-plugins kube-scheduler: beside Volcano,
+    # KAI, Koordinator or YuniKorn nobody enforces its quota (scheduler-plugins CapacityScheduling README).
+    result = compose(graph, {"profile": "training", "limit": 10, "constraints": {"require": ["capacity-scheduling"]}})
+    assert result.feasible, result.failures
+    assert {_slot(s, "scheduling_policy") for s in result.stacks} <= {"kube-scheduler", "coscheduling"}
+    assert ("capacity-scheduling requires the scheduler kube-scheduler, but this stack's scheduler is volcano "
+            "(1 combination)") in result.excluded, result.excluded
+
+
+def test_resource_quota_earns_no_whole_workload_admission_since_it_admits_pod_by_pod(graph):
+    # ResourceQuota rejects each pod that would exceed the quota when it is created; it never holds a
+    # workload back as a whole (its own non-promises), so beside KAI it adds nothing a gang could use.
+    result = compose(graph, {"profile": "training", "limit": 10})
+    for stack in result.stacks:
+        assert not [p for p in stack.score_breakdown if p.project == "resource-quota" and p.subject == "admission-control"]
+    rank = {s.title: s.rank for s in result.stacks}
+    kai_alone = "Whole GPU (NVIDIA Kubernetes device plugin) + KAI Scheduler"
+    assert rank[kai_alone] < rank.get(kai_alone + " + Kubernetes ResourceQuota", 99)

@@ -47,12 +47,11 @@ def test_an_optional_slot_stays_empty_when_its_best_project_adds_nothing_and_wou
     # by a member, so the workload slot stays empty rather than list them.
     result = compose(graph, ComposeRequest(profile="online_inference", pool={"gpu_model": "A100-80GB"},
                                            slo={"isolation": "hard", "goal": "latency_sensitive", "multi_tenant": True}))
-    stack = _stack(result, "NVIDIA Multi-Instance GPU (MIG) + kube-scheduler + Kubernetes ResourceQuota")
-    assert stack.rank == 2 and stack.score == 19.5
+    stack = _stack(result, "NVIDIA Multi-Instance GPU (MIG) + kube-scheduler + Kueue with NVIDIA Kubernetes device plugin")
+    assert stack.rank == 1 and stack.score == 20.0
     assert _slot(stack, SlotName.WORKLOAD_UNIT).project is None
-    assert stack.components == ["resource-quota", "kube-scheduler", "nvidia-device-plugin", "mig", "gpu-operator",
+    assert stack.components == ["kueue", "kube-scheduler", "nvidia-device-plugin", "mig", "gpu-operator",
                                 "dcgm-exporter", "nvidia-container-toolkit"]
-    assert [s.title for s in result.stacks][4] == "NVIDIA Multi-Instance GPU (MIG) + KAI Scheduler + Kubernetes ResourceQuota"
 
 
 def test_of_two_equally_good_workload_units_the_stack_takes_the_first_ranked(graph):
