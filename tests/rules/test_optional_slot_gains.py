@@ -46,11 +46,11 @@ def test_an_optional_slot_stays_empty_when_its_best_project_adds_nothing_and_wou
     # Plain Kubernetes Jobs earn no point for online inference; they are neither in the stack nor shipped
     # by a member, so the workload slot stays empty rather than list them.
     result = compose(graph, ComposeRequest(profile="online_inference", pool={"gpu_model": "A100-80GB"},
-                                           slo={"isolation": "hard", "goal": "latency_sensitive", "multi_tenant": True}))
-    stack = _stack(result, "NVIDIA Multi-Instance GPU (MIG) + kube-scheduler + Kueue with NVIDIA Kubernetes device plugin")
-    assert stack.rank == 1 and stack.score == 20.0
+                                           slo={"isolation": "hard", "goal": "throughput_first", "multi_tenant": False}))
+    stack = result.stacks[0]
+    assert stack.title == "NVIDIA Multi-Instance GPU (MIG) + kube-scheduler + Kubernetes ResourceQuota with NVIDIA Kubernetes device plugin"
     assert _slot(stack, SlotName.WORKLOAD_UNIT).project is None
-    assert stack.components == ["kueue", "kube-scheduler", "nvidia-device-plugin", "mig", "gpu-operator",
+    assert stack.components == ["resource-quota", "kube-scheduler", "nvidia-device-plugin", "mig", "gpu-operator",
                                 "dcgm-exporter", "nvidia-container-toolkit"]
 
 
