@@ -110,8 +110,9 @@ def test_api_returns_files_objects_and_targets(client, reader):
 def test_api_errors_use_the_one_error_body(client, reader):
     stack = saved("online_inference")
     client.force_login(reader)
-    bad = client.get(f"/api/v1/stacks/{stack.pk}/manifests/", {"run": "999999"})
-    assert bad.status_code == 400 and "run" in bad.json()["errors"]
+    for run in ("999999", str(10**40), "2.5", "-1"):  # no such run, past a bigint, not a whole number
+        bad = client.get(f"/api/v1/stacks/{stack.pk}/manifests/", {"run": run})
+        assert bad.status_code == 400 and "run" in bad.json()["errors"], (run, bad.status_code)
     unknown = client.get(f"/api/v1/stacks/{stack.pk}/manifests/", {"scenario_name": "nope"})
     assert unknown.status_code == 400 and "scenario_name" in unknown.json()["errors"]
     assert client.get("/api/v1/stacks/999999/manifests/").status_code == 404
