@@ -5,8 +5,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
-TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
-TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
+# `make test` installs PostgreSQL, Redis and Chromium from Debian's packages where missing and starts a
+# private PostgreSQL and Redis on loopback for the run (tools/test_services.sh; ports 55432 and 56379,
+# ATLAS_TEST_PG_PORT / ATLAS_TEST_REDIS_PORT), stopping them when the run ends.
+SERVICES := tools/test_services.sh
 
 .PHONY: install run worker test test-fast browser bench mutation mutation-services mutation-sample clean
 
@@ -25,15 +27,16 @@ run: install
 worker: install
 	$(VENV)/bin/celery -A config worker --loglevel=info --concurrency=1
 
-# Debian's chromium for the browser journeys (Playwright cannot download its own browser here).
+# Debian's chromium for the browser journeys (Playwright cannot download its own browser here),
+# PostgreSQL and Redis for the tests.
 browser:
-	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	$(SERVICES) install
 
-test: install browser
-	DATABASE_URL=$(TEST_DATABASE_URL) ATLAS_TEST_BROKER_URL=$(TEST_BROKER_URL) $(PY) -m pytest $(PYTEST_ARGS)
+test: install
+	$(SERVICES) run -- $(PY) -m pytest $(PYTEST_ARGS)
 
 test-fast: install
-	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) -m pytest -m "not worker and not browser" $(PYTEST_ARGS)
+	$(SERVICES) run -- $(PY) -m pytest -m "not worker and not browser" $(PYTEST_ARGS)
 
 bench: install
 	@command -v wrk >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }
