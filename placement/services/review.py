@@ -64,10 +64,22 @@ def project_create(doc: ProjectDocument, *, user, reason: str = "", submit: bool
     return project
 
 
+def _require_change(project: Project, doc: ProjectDocument) -> None:
+    """A proposal that changes nothing would only fill the review queue (a restore of the current
+    version, a form saved unchanged)."""
+    stored = Project.objects.get(pk=project.pk)  # the stored version, not a caller's copy it may have edited
+    if stored.accepted and _document_json(doc) == project_document_data(stored):
+        raise ValidationError(
+            {"document": [f"This proposal changes nothing: it is identical to version {project.version} of {project.name}."]}
+        )
+
+
 def revision_propose(project: Project, doc: ProjectDocument, *, user, reason: str, submit: bool = True) -> Revision:
     require(user, "propose")
     if doc.slug != project.slug:
         raise ValidationError({"slug": ["The slug of an existing project cannot change."]})
+    if submit:  # a draft may start as a copy of the current version
+        _require_change(project, doc)
     return Revision.objects.create(
         project=project,
         document=_document_json(doc),

@@ -66,7 +66,11 @@ def revision_detail(request, pk: int):
 def _decide(request, pk: int, decision):
     revision = get_object_or_404(revisions_visible_to(request.user), pk=pk)
     try:
-        decision(revision, user=request.user, comment=request.POST.get("comment", ""))
+        decided = decision(revision, user=request.user, comment=request.POST.get("comment", ""))
+        if decided.status == decided.ACCEPTED:
+            messages.success(request, f"Accepted: {decided.project.name} is now at version {decided.number}.")
+        elif decided.status == decided.REJECTED:
+            messages.success(request, f"Rejected: the proposal for {decided.project.name} was returned to its author.")
     except review_services.ProposalConflict as exc:
         messages.error(request, f"Conflict: {exc}.")
     except ValidationError as exc:

@@ -34,13 +34,21 @@ def test_saving_the_rendered_edit_form_of_every_catalog_entry_changes_no_field(c
     assert len(projects) > 10
     moved = {}
     for project in projects:
-        response = _post_rendered(client, f"/projects/{project.slug}/edit/")
+        response = _post_rendered(client, f"/projects/{project.slug}/edit/", action="draft")
         assert response.status_code == 302, (project.slug, response.content.decode()[:2000])
         revision = project.revisions.exclude(status=Revision.ACCEPTED).get()
         changes = diff_documents(project_document_data(project), revision.document)
         if changes:
             moved[project.slug] = [c.path for c in changes]
     assert moved == {}
+
+
+def test_submitting_the_edit_form_unchanged_is_refused_with_the_reason(client, architect):
+    client.force_login(architect)
+    response = _post_rendered(client, "/projects/kueue/edit/")
+    assert response.status_code == 400
+    assert "This proposal changes nothing" in response.content.decode()
+    assert not Project.objects.get(slug="kueue").revisions.exclude(status=Revision.ACCEPTED).exists()
 
 
 def test_editing_hamis_summary_keeps_its_primary_unit_and_moves_only_the_summary(client, architect, reviewer):

@@ -5,6 +5,7 @@ that shows fields changed by both side by side."""
 import copy
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.utils.html import escape
 
 from placement.models import Project, Revision
@@ -113,3 +114,34 @@ def test_a_reviewer_sees_the_conflict_but_cannot_resolve_it(client, architect, o
     html = client.get(f"/revisions/{pending.pk}/").content.decode()
     assert "First promise." in html and "Second promise." in html
     assert 'name="resolution:' not in html
+
+
+def test_accepting_and_rejecting_say_what_happened_on_the_next_page(client, architect, reviewer):
+    data = kueue_data()
+    data["summary"] = "Summary changed for the confirmation test."
+    project = Project.objects.get(slug="kueue")
+    proposal = review.revision_propose(project, ProjectDocument.model_validate(data), user=architect, reason="why")
+    client.force_login(reviewer)
+    html = client.post(f"/revisions/{proposal.pk}/accept/", follow=True).content.decode()
+    assert f"Accepted: Kueue is now at version {project.version + 1}." in html
+    data["summary"] = "Another summary, to be rejected."
+    other = review.revision_propose(Project.objects.get(slug="kueue"), ProjectDocument.model_validate(data), user=architect, reason="why")
+    html = client.post(f"/revisions/{other.pk}/reject/", {"comment": "No."}, follow=True).content.decode()
+    assert "Rejected: the proposal for Kueue was returned to its author." in html
+
+
+def test_a_proposal_identical_to_the_current_version_is_refused(architect):
+    project = Project.objects.get(slug="kueue")
+    with pytest.raises(ValidationError) as refused:
+        review.revision_propose(project, project_document(project), user=architect, reason="nothing")
+    assert "changes nothing" in str(refused.value)
+    assert not project.revisions.filter(status=Revision.PROPOSED).exists()
+
+
+def test_restoring_the_current_version_is_refused_and_queues_nothing(architect, reviewer):
+    project = Project.objects.get(slug="kueue")
+    current = project.revisions.filter(status=Revision.ACCEPTED).order_by("-number").first()
+    with pytest.raises(ValidationError) as refused:
+        review.revision_restore(current, user=architect, reason="restore the same")
+    assert "identical to version" in str(refused.value)
+    assert not project.revisions.filter(status=Revision.PROPOSED).exists()
