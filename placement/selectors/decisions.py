@@ -132,6 +132,8 @@ class RadarEntry:
     reason: str
     decision_id: int
     decision_title: str
+    number: int = 0  # the blip's number, the same on the drawing and in the quadrant lists
+    previous_ring: str = ""  # the ring the decision before this one gave it ("" when new)
     x: float = 0.0
     y: float = 0.0
 
@@ -139,11 +141,43 @@ class RadarEntry:
     def ring_name(self) -> str:
         return RING_NAMES[self.ring]
 
+    @property
+    def moved(self) -> int:
+        """Zalando's convention: 0 unchanged, 1 moved in (towards adopt), -1 moved out, 2 new."""
+        if not self.previous_ring:
+            return 2
+        before, now = RING_ORDER.index(self.previous_ring), RING_ORDER.index(self.ring)
+        return 0 if before == now else (1 if now < before else -1)
+
+    @property
+    def moved_text(self) -> str:
+        return {2: "new", 1: f"moved in from {RING_NAMES.get(self.previous_ring, '')}",
+                -1: f"moved out from {RING_NAMES.get(self.previous_ring, '')}", 0: ""}[self.moved]
+
+
+def _previous_rings(rows) -> dict[int, str]:
+    """Per ProjectRing row, the ring the accepted decision before the one that set it gave the project."""
+    history = list(
+        DecisionRecord.objects.filter(status__in=[DecisionRecord.ACCEPTED, DecisionRecord.SUPERSEDED], decided_at__isnull=False)
+        .order_by("decided_at", "id")
+        .values_list("id", "decided_at", "rings")
+    )
+    found: dict[int, str] = {}
+    for row in rows:
+        before = ""
+        for decision_id, _at, rings in history:
+            if decision_id == row.decision_id:
+                break
+            for ring in rings or []:
+                if ring.get("project") == row.project.slug and ring.get("ring") in RING_ORDER:
+                    before = ring["ring"]
+        found[row.pk] = before
+    return found
+
 
 def radar_entries(ring: str | None = None) -> list[RadarEntry]:
-    rows = ProjectRing.objects.select_related("project", "decision").filter(project__accepted=True)
-    if ring:
-        rows = rows.filter(ring=ring)
+    rows = list(ProjectRing.objects.select_related("project", "decision").filter(project__accepted=True))
+    previous = _previous_rings(rows)
     entries = [
         RadarEntry(
             slug=r.project.slug,
@@ -153,26 +187,100 @@ def radar_entries(ring: str | None = None) -> list[RadarEntry]:
             reason=r.reason,
             decision_id=r.decision_id,
             decision_title=r.decision.title,
+            previous_ring=previous[r.pk],
         )
         for r in rows
     ]
     entries.sort(key=lambda e: (e.quadrant, RING_ORDER.index(e.ring), e.name.lower()))
+    for number, entry in enumerate(entries, start=1):
+        entry.number = number  # numbered over the whole radar, so a filter keeps each blip's number
+    if ring:
+        entries = [e for e in entries if e.ring == ring]
     _place(entries)
     return entries
 
 
-def _place(entries: list[RadarEntry], radius: float = 200.0) -> None:
-    """Spread the entries of each (quadrant, ring) cell evenly over its arc, for the SVG view."""
+RADAR_RADIUS = 250.0  # the SVG's radius in user units (viewBox 0 0 500 500)
+# Outer edge of each ring as a share of the radius: the inner ring is widest, as on Zalando's radar,
+# because it has the least arc length per unit of width.
+RING_EDGES = (0.34, 0.56, 0.78, 1.0)
+BLIP_SPACING = 22.0  # centre to centre: a numbered blip is 9 units in radius
+AXIS_CLEARANCE = 22.0  # from a blip's centre to an axis: room for the ring labels drawn along it
+
+
+def _slots(quadrant: int, ring_index: int, radius: float, spacing: float = BLIP_SPACING) -> list[tuple[float, float]]:
+    """Positions for blips in one (quadrant, ring) cell, none closer than `spacing` to another, nor
+    than AXIS_CLEARANCE to the axes or half a spacing to the ring lines: arcs inside the band, filled
+    from its middle outwards and inwards."""
+    low = RING_EDGES[ring_index - 1] * radius if ring_index else 0.0
+    high = RING_EDGES[ring_index] * radius
+    inner, outer = max(low + spacing / 2, AXIS_CLEARANCE * 1.2), high - spacing / 2
+    arcs, r = [], inner
+    while r <= outer + 0.01:
+        arcs.append(r)
+        r += spacing
+    middle = (inner + outer) / 2
+    arcs.sort(key=lambda a: abs(a - middle))
+    start = quadrant * math.pi / 2
+    slots = []
+    for r in arcs:
+        pad = math.asin(min(1.0, AXIS_CLEARANCE / r))
+        span = math.pi / 2 - 2 * pad
+        if span <= 0:
+            continue
+        count = int(span * r // spacing) + 1  # both ends of the arc are usable
+        for i in range(count):
+            angle = start + pad + (span * i / (count - 1) if count > 1 else span / 2)
+            slots.append((round(radius + r * math.cos(angle), 1), round(radius - r * math.sin(angle), 1)))
+    return slots
+
+
+def _place(entries: list[RadarEntry], radius: float = RADAR_RADIUS) -> None:
+    """Give each blip its own slot in its (quadrant, ring) cell. A cell with more blips than slots
+    (dozens of projects in one ring of one quadrant) reuses slots from the start with a small offset."""
     cells: dict[tuple[int, str], list[RadarEntry]] = {}
     for e in entries:
         cells.setdefault((e.quadrant, e.ring), []).append(e)
-    band = radius / len(RING_ORDER)
     for (quadrant, ring), members in cells.items():
-        r = band * (RING_ORDER.index(ring) + 0.5)
-        start = quadrant * math.pi / 2
+        spacing = BLIP_SPACING
+        slots = _slots(quadrant, RING_ORDER.index(ring), radius, spacing)
+        while len(slots) < len(members) and spacing > 19:  # blips may touch before they overlap
+            spacing -= 0.5
+            slots = _slots(quadrant, RING_ORDER.index(ring), radius, spacing)
         for i, e in enumerate(members):
-            angle = start + (i + 1) * (math.pi / 2) / (len(members) + 1)
-            e.x, e.y = round(radius + r * math.cos(angle), 1), round(radius - r * math.sin(angle), 1)
+            x, y = slots[i % len(slots)]
+            shift = (i // len(slots)) * 4.0
+            e.x, e.y = x + shift, y + shift
+
+
+RING_MEANINGS = {
+    "adopt": "the default choice for the platform",
+    "trial": "in use on real workloads, ready for wider use",
+    "assess": "worth exploring with a spike or a pilot",
+    "hold": "do not start new use",
+}
+QUADRANT_POSITIONS = ("Top right", "Top left", "Bottom left", "Bottom right")  # counter-clockwise from 0 rad
+
+
+def radar_layout(entries: list[RadarEntry]) -> dict:
+    """What the radar page draws beside the blips: ring bands with labels and legends, and the
+    numbered list of each quadrant."""
+    fills = ("#eef5e6", "#e6f4f6", "#f7f5e0", "#fbefee")
+    edges = (0.0, *RING_EDGES)
+    bands = [
+        {
+            "name": RING_NAMES[r], "color": RING_COLORS[r], "meaning": RING_MEANINGS[r],
+            "outer": round(RADAR_RADIUS * edges[i + 1], 1), "fill": fills[i],
+            "label_x": round(RADAR_RADIUS * (1 + (edges[i] + edges[i + 1]) / 2), 1),
+        }
+        for i, r in enumerate(RING_ORDER)
+    ]
+    bands.reverse()  # outer circles first, so inner ones paint over them
+    quadrants = [
+        {"name": name, "position": QUADRANT_POSITIONS[i], "entries": [e for e in entries if e.quadrant == i]}
+        for i, name in enumerate(QUADRANTS)
+    ]
+    return {"ring_bands": bands, "quadrant_lists": quadrants}
 
 
 def radar_export(base_url: str, date: datetime) -> dict:
@@ -188,7 +296,7 @@ def radar_export(base_url: str, date: datetime) -> dict:
                 "label": e.name,
                 "quadrant": e.quadrant,
                 "ring": RING_ORDER.index(e.ring),
-                "moved": 0,
+                "moved": e.moved,
                 "active": True,
                 "link": f"{base_url}/projects/{e.slug}/",
                 "description": e.reason,

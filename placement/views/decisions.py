@@ -149,6 +149,7 @@ def radar(request):
             "rings": RING_ORDER,
             "quadrants": selectors.QUADRANTS,
             "ring_colors": selectors.RING_COLORS,
+            **selectors.radar_layout(entries),
         },
     )
 

@@ -106,3 +106,53 @@ def test_radar_export_is_zalando_tech_radar_json(client, accepted):
 
 def test_webhooks_api_is_for_admins_only(reviewer):
     assert_error_body(token_client(reviewer, can_write=True).get("/api/v1/webhooks/"), 403)
+
+
+def test_radar_blips_are_numbered_apart_and_listed_by_quadrant_with_legends(client, accepted):
+    import itertools
+    import math
+
+    from placement.selectors import decisions as radar
+
+    html = client.get("/radar/").content.decode()
+    entries = radar.radar_entries()
+    assert entries and all(e.number for e in entries)
+    for e in entries:  # the number on the blip, and the same number in its quadrant's list
+        assert f'class="blip-number">{e.number}</text>' in html
+        assert f'<li value="{e.number}"><a href="/projects/{e.slug}/">{e.name}</a>' in html
+    for a, b in itertools.combinations(entries, 2):
+        assert math.dist((a.x, a.y), (b.x, b.y)) >= 18, (a.name, b.name)
+    for ring in ("Adopt", "Trial", "Assess", "Hold"):
+        assert f"<strong>{ring}</strong>:" in html
+    for quadrant in radar.QUADRANTS:
+        assert f": {quadrant}</h2>" in html
+
+
+def test_many_blips_in_one_ring_of_one_quadrant_do_not_overlap():
+    import itertools
+    import math
+
+    from placement.selectors import decisions as radar
+
+    entries = [radar.RadarEntry(slug=f"p{i}", name=f"P{i}", ring="trial", quadrant=1, reason="", decision_id=1, decision_title="t") for i in range(9)]
+    radar._place(entries)
+    for a, b in itertools.combinations(entries, 2):
+        assert math.dist((a.x, a.y), (b.x, b.y)) >= 2 * 9, (a.name, b.name)
+    assert all(x < 250 and y < 250 for x, y in ((e.x, e.y) for e in entries)), "quadrant 1 is the top-left one"
+
+
+def test_a_ring_changed_by_a_later_decision_is_marked_moved_on_the_radar_and_in_the_export(client, stacks, architect, reviewer, accepted):
+    from placement.selectors import decisions as radar
+
+    assert all(e.moved == 2 for e in radar.radar_entries()), "the first decision's rings are all new"
+    later = services.decision_propose(
+        DecisionDocument.model_validate(
+            proposal(stacks, title="Kueue back to trial", rings=[{"project": "kueue", "ring": "trial", "reason": "quota model changed"}])
+        ),
+        user=architect,
+    )
+    services.decision_accept(later, user=reviewer)
+    html = client.get("/radar/").content.decode()
+    assert "moved out from Adopt" in html
+    exported = {e["label"]: e for e in client.get("/radar.json").json()["entries"]}
+    assert exported["Kueue"]["moved"] == -1 and exported["HAMi"]["moved"] == 2
