@@ -1,8 +1,8 @@
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
 from placement.api import catalog, decisions, deploy, evaluation, evidence, review, rules, tokens
-from placement.api.docs import OfflineRedocView
+from placement.api.docs import AtlasSwaggerView, OfflineRedocView
 from placement.api.errors import api_not_found
 from placement.api.root import ApiRoot
 
@@ -56,7 +56,7 @@ v1 = [
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("docs/", AtlasSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("redoc/", OfflineRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("v1/", include(v1)),
     # Anything else under /api/ is a 404 in the API's error format (see api_not_found).
