@@ -151,6 +151,10 @@ ATLAS_ANONYMOUS_READ = env_bool("ATLAS_ANONYMOUS_READ", True)
 # The embed pages (/embed/map/, /embed/stacks/<id>/) are framed by other portals, whose visitors
 # have no Atlas login: this opens them (read-only) to anonymous visitors whatever the read rule.
 ATLAS_PUBLIC_EMBEDS = env_bool("ATLAS_PUBLIC_EMBEDS", True)
+# Headless Chromium that prints a decision's board pack to PDF (Debian's chromium); a missing one
+# makes /decisions/<id>/pack.pdf answer 503 with this path, the HTML and Markdown packs still work.
+ATLAS_CHROMIUM = os.environ.get("ATLAS_CHROMIUM", "/usr/bin/chromium")
+ATLAS_PDF_TIMEOUT = float(os.environ.get("ATLAS_PDF_TIMEOUT", "20"))
 
 # The API's project list pages are cached per process and re-check the catalog version at most
 # this often (seconds); 0 checks on every request.

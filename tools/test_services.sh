@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The services `make test` needs, on a bare Debian machine: install what is missing from Debian's
-# packages (PostgreSQL, Redis, Chromium), start a private PostgreSQL cluster and a Redis server on
+# packages (PostgreSQL, Redis, Chromium, poppler-utils), start a private PostgreSQL cluster and a Redis server on
 # loopback for one command, and stop what it started when that command ends (pass or fail).
 #
 #   tools/test_services.sh install            # apt-get install whatever is missing
@@ -20,6 +20,7 @@ need_packages() {
   command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)  # reads the board pack's PDF in tests
   echo "${missing[@]:-}"
 }
 

@@ -14,6 +14,7 @@ from placement.document_diff import Change, diff_documents
 from placement.models import DecisionEvent, DecisionRecord, Project, ProjectRing, Revision, SimulationRun
 from placement.selectors.catalog import project_document_data
 from placement.selectors.evidence import flatten_metrics
+from scheduler_core.labels import LABELS, headline
 
 # A re-run "disagrees" when a metric moved by more than this share of its original value.
 DISAGREE_RELATIVE = 0.05
@@ -356,3 +357,92 @@ def feed_items(limit: int = 50) -> list[FeedItem]:
     ]
     items.sort(key=lambda i: i.at, reverse=True)
     return items[:limit]
+
+
+# --- the board pack ----------------------------------------------------------------------------
+
+# The evidence chart's bars: shares in [0, 1] where more is better, so one axis serves them all.
+PACK_CHART_METRICS = ("utilisation.allocated", "utilisation.effective", "fairness.jain_index")
+
+
+@dataclass
+class PackRun:
+    pk: int
+    stack_name: str
+    scenario: str
+    seed: int
+    status: str
+    chosen: bool
+    headline: list[tuple[str, str, bool]]
+    bars: list[tuple[str, float]]  # (label, share 0..1) for PACK_CHART_METRICS the run has
+
+
+@dataclass
+class PackFact:
+    slug: str
+    name: str
+    version: int
+    layer: str
+    unit: str
+    promise: str
+    non_promise: list[str]
+
+
+@dataclass
+class BoardPack:
+    record: DecisionRecord
+    options: list[dict]
+    runs: list[PackRun]
+    facts: list[PackFact]
+    rings: list[dict]
+    stale: list[StaleFact]
+    chart: dict = field(default_factory=dict)
+
+
+def board_pack(record: DecisionRecord) -> BoardPack:
+    """One record as the board reads it on one page: the options (the chosen one marked), the
+    evidence runs with their headline metrics and a chart, the catalog facts as they were when the
+    record was proposed, the rings and whether any fact changed since."""
+    options = [
+        {"name": s.name, "pk": s.pk, "chosen": s.pk == record.chosen_id, "projects": s.project_slugs}
+        for s in record.options.all().order_by("pk")
+    ]
+    runs = []
+    for run in record.evidence_runs.select_related("stack").defer("scenario", "timeseries").order_by("pk"):
+        flat = flatten_metrics(run.metrics)
+        runs.append(
+            PackRun(
+                pk=run.pk, stack_name=run.stack.name if run.stack else "—", scenario=run.scenario_name, seed=run.seed,
+                status=run.status, chosen=run.stack_id == record.chosen_id,
+                headline=headline(run.metrics) if isinstance(run.metrics, dict) else [],
+                bars=[(LABELS.get(m, m), max(0.0, min(1.0, float(flat[m])))) for m in PACK_CHART_METRICS if m in flat],
+            )
+        )
+    facts = []
+    for slug, then in sorted((record.relied_on or {}).items()):
+        placement = then["document"].get("placement", {})
+        facts.append(
+            PackFact(
+                slug=slug, name=then["document"].get("name", slug), version=then["version"],
+                layer=placement.get("maps", {}).get("control-plane", {}).get("primary", ""),
+                unit=placement.get("primary_unit") or next(iter(placement.get("resource_units", [])), ""),
+                promise=placement.get("promise", ""), non_promise=list(placement.get("non_promise", []))[:3],
+            )
+        )
+    rings = [{**r, "ring_name": RING_NAMES.get(r.get("ring"), r.get("ring", ""))} for r in record.rings or []]
+    return BoardPack(record, options, runs, facts, rings, decision_staleness(record), _pack_chart(runs))
+
+
+def _pack_chart(runs: list[PackRun]) -> dict:
+    """A static SVG bar chart (no JavaScript, so it prints): one group of bars per run."""
+    rows, y = [], 24
+    for run in runs:
+        if not run.bars:
+            continue
+        bars = []
+        for i, (label, share) in enumerate(run.bars):
+            bars.append({"label": label, "share": share, "percent": round(share * 100, 1), "y": y + 16 + i * 18,
+                         "width": round(share * 360, 1), "color": ("#2563eb", "#16a34a", "#9333ea")[i % 3]})
+        rows.append({"title": f"run {run.pk}: {run.stack_name}" + (" (chosen)" if run.chosen else ""), "y": y + 8, "bars": bars})
+        y += 24 + 18 * len(run.bars)
+    return {"rows": rows, "height": y + 8} if rows else {}

@@ -74,3 +74,9 @@ def field_label(path: str) -> str:
         parts.append(name.capitalize() if i == 0 else name)
         parts.extend(str(int(n) + 1) for n in re.findall(r"\[(\d+)\]", part))
     return " › ".join(p for p in parts if p)
+
+
+@register.filter
+def md_cell(value):
+    """Text safe inside one Markdown table cell: no pipe ends the cell, no newline ends the row."""
+    return " ".join(str(value).split()).replace("|", "\\|")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.syndication.views import Feed
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.feedgenerator import Atom1Feed
@@ -16,6 +16,7 @@ from placement.decision_document import RING_ORDER
 from placement.decision_forms import DecisionForm
 from placement.models import DecisionRecord, Stack
 from placement.selectors import decisions as selectors
+from placement.services import board_pack
 from placement.services import decisions as services
 from placement.services.access import can
 from placement.views.common import action_required, apply_service_errors, read_required
@@ -197,3 +198,31 @@ class AtlasFeed(Feed):
 
     def item_pubdate(self, item):
         return item.at
+
+
+@read_required
+def decision_pack(request, pk: int):
+    """The record as one page for the board (print-ready HTML, with Markdown and PDF links)."""
+    record = get_object_or_404(DecisionRecord, pk=pk)
+    return HttpResponse(board_pack.pack_html(record, request))
+
+
+@read_required
+def decision_pack_markdown(request, pk: int):
+    record = get_object_or_404(DecisionRecord, pk=pk)
+    response = HttpResponse(board_pack.pack_markdown(record), content_type="text/markdown; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="ADR-{record.pk}.md"'
+    return response
+
+
+@read_required
+def decision_pack_pdf(request, pk: int):
+    record = get_object_or_404(DecisionRecord, pk=pk)
+    try:
+        pdf = board_pack.pack_pdf(record)
+    except board_pack.PdfUnavailable as exc:
+        return HttpResponse(str(exc), status=503, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(pdf, content_type="application/pdf")
+    response["Content-Disposition"] = f'attachment; filename="ADR-{record.pk}.pdf"'
+    return response
+
