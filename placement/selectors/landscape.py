@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from placement.schemas import ProjectDocument
 from placement.selectors.catalog import catalog_documents, catalog_vocabulary
@@ -17,10 +17,45 @@ CSV_COLUMNS = [
 
 
 @dataclass(frozen=True)
-class LandscapeGroup:
+class LandscapeCategory:
     code: str
     name: str
     documents: list[ProjectDocument]
+
+
+@dataclass(frozen=True)
+class LandscapeGroup:
+    """One layer of the control-plane map, its projects split by the architecture view's category
+    (device discovery, scheduling decision, node execution, cluster governance), as the CNCF
+    landscape splits a category into subcategories."""
+
+    code: str
+    name: str
+    documents: list[ProjectDocument]
+    categories: list[LandscapeCategory] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LandscapeFilters:
+    """The page's filters, all in the URL so a filtered landscape is a link."""
+
+    cncf: str = ""
+    kind: str = ""
+    plane: str = ""
+    q: str = ""
+    include_archived: bool = False
+
+    def keep(self, doc: ProjectDocument) -> bool:
+        meta = doc.placement.landscape
+        if not self.include_archived and meta and meta.archived:
+            return False
+        if self.cncf and not (meta and meta.cncf_status.value == self.cncf):
+            return False
+        if self.kind and doc.kind.value != self.kind:
+            return False
+        if self.plane and doc.placement.plane != self.plane:
+            return False
+        return not self.q or self.q.lower() in f"{doc.name} {doc.slug} {meta.vendor if meta else ''}".lower()
 
 
 def landscape_row(doc: ProjectDocument) -> dict[str, str]:
@@ -41,18 +76,29 @@ def landscape_row(doc: ProjectDocument) -> dict[str, str]:
     return {column: row.get(column, "") for column in CSV_COLUMNS}
 
 
-def landscape_groups(*, include_archived: bool = False, cncf: str = "") -> list[LandscapeGroup]:
-    documents = [
-        d for d in catalog_documents()
-        if (include_archived or not (d.placement.landscape and d.placement.landscape.archived))
-        and (not cncf or (d.placement.landscape and d.placement.landscape.cncf_status.value == cncf))
-    ]
-    control = next(m for m in catalog_vocabulary().maps if m.slug == "control-plane")
+def landscape_groups(filters: LandscapeFilters | None = None) -> list[LandscapeGroup]:
+    filters = filters or LandscapeFilters()
+    documents = [d for d in catalog_documents() if filters.keep(d)]
+    maps = {m.slug: m for m in catalog_vocabulary().maps}
+    categories = [(layer.code, layer.name) for layer in maps["architecture"].layers] if "architecture" in maps else []
     groups = []
-    for layer in control.layers:
-        members = [d for d in documents if d.placement.maps["control-plane"].primary == layer.code]
-        groups.append(LandscapeGroup(layer.code, layer.name, sorted(members, key=lambda d: d.name.lower())))
+    for layer in maps["control-plane"].layers:
+        members = sorted(
+            (d for d in documents if d.placement.maps["control-plane"].primary == layer.code), key=lambda d: d.name.lower()
+        )
+        split = [
+            LandscapeCategory(code, name, [d for d in members if _category(d) == code]) for code, name in categories
+        ]
+        other = [d for d in members if _category(d) not in {code for code, _ in categories}]
+        if other:
+            split.append(LandscapeCategory("", "Other", other))
+        groups.append(LandscapeGroup(layer.code, layer.name, members, [c for c in split if c.documents]))
     return groups
+
+
+def _category(doc: ProjectDocument) -> str:
+    placed = doc.placement.maps.get("architecture")
+    return placed.primary if placed else ""
 
 
 def landscape_csv() -> str:

@@ -5,19 +5,32 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.shortcuts import render
 
-from placement.schemas import CncfStatus
-from placement.selectors.landscape import landscape_csv, landscape_groups
+from placement.schemas import CncfStatus, Kind
+from placement.selectors.landscape import LandscapeFilters, landscape_csv, landscape_groups
 from placement.views.common import read_required
+
+
+PLANES = ("data", "control", "platform")
 
 
 @read_required
 def landscape(request):
+    """A dense grid by layer and category; every filter is in the URL, every card has a permalink."""
     cncf = request.GET.get("cncf", "")
-    cncf = cncf if cncf in {c.value for c in CncfStatus} else ""
-    include_archived = request.GET.get("archived") == "1"
+    kind = request.GET.get("kind", "")
+    plane = request.GET.get("plane", "")
+    filters = LandscapeFilters(
+        cncf=cncf if cncf in {c.value for c in CncfStatus} else "",
+        kind=kind if kind in {k.value for k in Kind} else "",
+        plane=plane if plane in PLANES else "",
+        q=request.GET.get("q", "").strip()[:100],
+        include_archived=request.GET.get("archived") == "1",
+    )
+    groups = landscape_groups(filters)
     return render(request, "placement/landscape.html", {
-        "groups": landscape_groups(include_archived=include_archived, cncf=cncf),
-        "cncf": cncf, "include_archived": include_archived, "statuses": [c.value for c in CncfStatus],
+        "groups": groups, "filters": filters, "shown": sum(len(g.documents) for g in groups),
+        "statuses": [c.value for c in CncfStatus], "kinds": [k.value for k in Kind], "planes": PLANES,
+        "query": request.GET.urlencode(),
     })
 
 

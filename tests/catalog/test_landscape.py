@@ -2,6 +2,7 @@
 
 import csv
 import io
+import re
 
 import pytest
 
@@ -48,3 +49,31 @@ def test_landscape_page_and_csv_export(client):
     assert len(rows) == Project.objects.filter(accepted=True).count()
     kueue = next(r for r in rows if r["slug"] == "kueue")
     assert kueue["license"] == "Apache-2.0" and kueue["layer"] == "L1" and kueue["as_of"]
+
+
+def test_landscape_is_a_grid_by_layer_and_category_with_a_permalink_per_card(client):
+    page = client.get("/landscape/").content.decode()
+    assert 'class="landscape-grid"' in page
+    l4 = page[page.index('id="layer-L4"'):]
+    l4 = l4[: l4.index("</section>")]
+    assert "<h3>Device discovery</h3>" in l4 and "<h3>Node execution</h3>" in l4
+    assert l4.index("<h3>Device discovery</h3>") < l4.index('id="p-nvidia-device-plugin"') < l4.index("<h3>Node execution</h3>")
+    assert 'href="?#p-kueue"' in page and 'id="p-kueue"' in page
+
+
+def test_landscape_filters_live_in_the_url_and_combine(client):
+    page = client.get("/landscape/", {"kind": "mechanism", "plane": "data"}).content.decode()
+    shown = set(re.findall(r'id="p-([a-z0-9-]+)"', page))
+    assert shown and {"mig", "time-slicing"} <= shown and "kueue" not in shown
+    assert '<option value="mechanism" selected>' in page
+    assert 'href="?kind=mechanism&amp;plane=data#p-mig"' in page, "a card's permalink keeps the filters"
+    by_name = set(re.findall(r'id="p-([a-z0-9-]+)"', client.get("/landscape/", {"q": "volcano"}).content.decode()))
+    assert by_name == {"volcano", "volcano-vgpu-device-plugin"}
+    nothing = client.get("/landscape/", {"q": "no such project"}).content.decode()
+    assert "0 projects shown." in nothing and "No project matches these filters." in nothing
+
+
+def test_unknown_filter_values_are_ignored_not_errors(client):
+    response = client.get("/landscape/", {"kind": "<script>", "plane": "moon", "cncf": "x"})
+    assert response.status_code == 200
+    assert f"{Project.objects.filter(accepted=True).exclude(slug='nos').count()} projects shown." in response.content.decode()
