@@ -18,6 +18,15 @@ METRICS = (
     ("utilisation", "effective utilisation", "higher", 0.01),
 )
 STARVED_SHARE = 0.5  # a tenant that got less than half its fair GPU-hours is starved
+# One line per column of the evidence page, shown beside the table.
+DEFINITIONS = {
+    "SLO attainment": "share of inference requests served within their P99 target (n/a without inference traffic)",
+    "P99 vs target": "the slowest service's 99th-percentile latency against the tightest target of the request",
+    "OOM kills": "pods killed for memory, their own overruns and the collateral kills of shared cards",
+    "Utilisation": "useful GPU work over the pool's GPU-time (allocated but idle or slowed GPUs do not count)",
+    "Queue wait P95": "95th percentile of the time a job waited from submission to start",
+    "Starved tenants": f"tenants that received less than {STARVED_SHARE:.0%} of their fair GPU-hours",
+}
 EVALUATION_PREFIX = "Evidence ranking"  # the sweep name of an evidence ranking
 
 
@@ -85,9 +94,22 @@ def evaluation_summary(sweep: Sweep) -> dict:
                 _, metric = deciding_metric(row["figures"], top["figures"])
                 row["disagreement"] = (f"Evidence ranks it above rules #{top['rules_rank']} ({top['title']}): "
                                        f"{metric} decided.")
-    return {"id": sweep.pk, "name": sweep.name, "scenario": sweep.scenario_name, "finished": finished,
-            "progress": round(progress, 3), "stacks": rows,
-            "metrics_order": [label for _k, label, _b, _t in METRICS]}
+    # Best first once ranked: the evidence order, then the stacks still running or failed by rules rank.
+    rows.sort(key=lambda r: (r.get("evidence_rank") is None, r.get("evidence_rank") or 0, r["rules_rank"] or 0))
+    winner = next((r for r in rows if r.get("evidence_rank") == 1), None)
+    return {"id": sweep.pk, "name": sweep.name, "title": _title(sweep, stacks), "scenario": sweep.scenario_name,
+            "finished": finished, "progress": round(progress, 3), "stacks": rows, "winner": winner,
+            "stack_ids": [r["stack_id"] for r in rows], "run_ids": [r["run_id"] for r in rows if r["run_id"]],
+            "metrics_order": [label for _k, label, _b, _t in METRICS], "definitions": DEFINITIONS}
+
+
+def _title(sweep: Sweep, stacks: list) -> str:
+    """What the ranking was for, in the request's own words: its workload classes, else its profile."""
+    request = next((s.request for s in stacks if s.request), {}) or {}
+    classes = [w.get("name") for w in request.get("workloads") or [] if w.get("name")]
+    if classes:
+        return f"{EVALUATION_PREFIX}: {', '.join(classes)}"
+    return sweep.name
 
 
 def _p99_target(stack) -> float | None:

@@ -128,3 +128,11 @@ def test_rank_by_evidence_from_the_compose_page_shows_progress_then_the_ranking(
         simulation_execute(run.pk)
     done = client.get(url).content.decode()
     assert "hx-trigger" not in done and "SLO attainment" in done and "/ 150 ms" in done
+    # a verdict: titled by the request's classes, best first, the winner in green with the next steps
+    assert "<h1>Evidence ranking: chat</h1>" in done and "mixed" not in done.split("<h1>", 1)[1].split("</h1>", 1)[0]
+    body = done.split("<tbody>", 1)[1]
+    assert body.index('<tr class="winner">') < body.index("</tr>"), "the evidence winner is the first row"
+    assert 'class="bad"' not in body
+    assert "Evidence winner:" in done and "/decisions/new/?options=" in done and "runs=" in done and "/deploy/" in done
+    assert "<dt>Queue wait P95</dt>" in done
+    assert not re.search(r">\d{4,} s</td>", body), "queue waits in hours and minutes, not raw seconds"
