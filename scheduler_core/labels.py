@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 UNBOUNDED = "unbounded (overloaded)"
+NO_TRAFFIC = "no traffic in the scenario: set arrival_rate to measure latency"
 
 SECTIONS = {
     "jobs": "Jobs", "gangs": "Gangs", "utilisation": "Utilisation", "inference": "Inference",
@@ -115,6 +116,10 @@ def flatten(metrics: dict | None, prefix: str = "") -> list[tuple[str, Any]]:
 def service_rows(metrics: dict) -> list[tuple[str, str]]:
     rows = []
     for s in (metrics.get("inference") or {}).get("services") or []:
+        if s.get("no_traffic"):
+            rows.append((f"Service {s.get('name')} · P99 latency (objective {_num(s.get('slo_p99_ms', 0))} ms)",
+                         NO_TRAFFIC))
+            continue
         p99 = format_value("p99_ms", s.get("p99_ms"))
         met = "SLO met" if s.get("slo_met") else "SLO missed"
         rows.append((f"Service {s.get('name')} · P99 latency (objective {_num(s.get('slo_p99_ms', 0))} ms)",
@@ -140,8 +145,13 @@ def headline(metrics: dict) -> list[tuple[str, str, bool]]:
     rows.append((LABELS["gangs.partial_start_gpu_hours"], format_value("x.partial_start_gpu_hours", partial),
                  partial > 0))
     if inf.get("services"):
-        missing = inf.get("services_missing_slo", 0)
-        rows.append((LABELS["inference.services_missing_slo"], f"{missing} of {len(inf['services'])}", missing > 0))
+        idle = inf.get("services_without_traffic", 0)
+        judged = len(inf["services"]) - idle
+        if judged:
+            missing = inf.get("services_missing_slo", 0)
+            rows.append((LABELS["inference.services_missing_slo"], f"{missing} of {judged}", missing > 0))
+        if idle:
+            rows.append(("Inference · services without traffic (latency not judged)", f"{idle} of {len(inf['services'])}", False))
     adm = (metrics.get("admission_errors") or {}).get("total", 0)
     rows.append(("Admission errors (pods the kubelet rejected)", _num(adm), adm > 0))
     factor = ((metrics.get("gangs") or {}).get("topology_factor") or {}).get("max")
@@ -157,6 +167,8 @@ def metric_rows(metrics: dict | None) -> list[tuple[str, str, str]]:
     """(label, value with unit, dotted name) for every scalar metric, then one row per service."""
     if not isinstance(metrics, dict):
         return []
-    rows = [(label(n), format_value(n, v), n) for n, v in flatten(metrics)]
+    silent = not (metrics.get("inference") or {}).get("requests")
+    rows = [(label(n), NO_TRAFFIC if silent and v is None and n.startswith("inference.") else format_value(n, v), n)
+            for n, v in flatten(metrics)]
     rows.extend((lbl, val, "inference.services") for lbl, val in service_rows(metrics))
     return rows

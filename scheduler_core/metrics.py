@@ -111,6 +111,8 @@ class ServiceMetrics(_Out):
     unserved_requests: float
     overload_seconds: float
     oom_kills: int
+    no_traffic: bool = Field(False, description="the scenario sends it no requests (arrival rate 0, e.g. an imported "
+                                                "snapshot): its latency and SLO cannot be judged")
 
 
 class InferenceMetrics(_Out):
@@ -121,6 +123,7 @@ class InferenceMetrics(_Out):
     slo_violations: float = 0.0
     slo_violation_fraction: float = 0.0
     services_missing_slo: int = 0
+    services_without_traffic: int = Field(0, description="services given no requests; not counted as missing their SLO")
 
 
 class OomIncident(_Out):

@@ -81,7 +81,7 @@ def build_result(sim: "ClusterSimulation") -> M.SimulationResult:
     svc_out = []
     total_hist = sim.grid.new_hist()
     req_total = viol_total = 0.0
-    missing = 0
+    missing = idle = 0
     for w in services:
         st = sim.services[w.uid]
         lat = st.latency
@@ -90,8 +90,12 @@ def build_result(sim: "ClusterSimulation") -> M.SimulationResult:
         viol_total += lat.violations
         p99 = quantile(sim.grid, lat.hist, 0.99)
         frac = lat.violations / lat.requests if lat.requests > 0 else 0.0
+        # A service the scenario sends no requests (an imported snapshot carries no traffic) is not
+        # judged: it neither meets nor misses its SLO.
+        silent = w.spec.arrival_rate == 0 and not any(step.rps > 0 for step in w.spec.rate_schedule)
         met = lat.requests > 0 and frac <= 0.01 + 1e-12
-        missing += 0 if met else 1
+        idle += 1 if silent else 0
+        missing += 0 if met or silent else 1
         mech = (sim.scenario.stack.data_plane_for(w.node_group) if w.node_group else sim.scenario.stack.data_plane).mechanism
         svc_out.append(M.ServiceMetrics(
             name=w.name, tenant=w.tenant, mechanism=mech, replicas=w.pods_total, requests=r(lat.requests) or 0.0,
@@ -99,13 +103,13 @@ def build_result(sim: "ClusterSimulation") -> M.SimulationResult:
             slo_p99_ms=r(w.spec.slo.p99 * 1000.0), latency_cdf_ms=cdf_points(lat.hist),
             slo_violation_fraction=r(frac) or 0.0, slo_met=met,
             unserved_requests=r(lat.unserved) or 0.0, overload_seconds=r(lat.overload_seconds) or 0.0,
-            oom_kills=st.oom_kills))
+            oom_kills=st.oom_kills, no_traffic=silent))
     inference = M.InferenceMetrics(
         services=svc_out, requests=r(req_total) or 0.0,
         p50_ms=_ms(quantile(sim.grid, total_hist, 0.5)), p99_ms=_ms(quantile(sim.grid, total_hist, 0.99)),
         slo_violations=r(viol_total) or 0.0,
         slo_violation_fraction=r(viol_total / req_total) if req_total > 0 else 0.0,
-        services_missing_slo=missing)
+        services_missing_slo=missing, services_without_traffic=idle)
 
     oom = M.OomMetrics(kills=sim.oom_kills, incidents=sim.oom_incident_count, collateral_kills=sim.oom_collateral,
                        max_blast_radius=sim.oom_max_blast, kills_by_workload=dict(sorted(sim.oom_by_workload.items())),
