@@ -37,6 +37,7 @@ urlpatterns = [
     path("stacks/compare/run/", evidence.stack_compare_run, name="stack-compare-run"),
     path("stacks/<int:pk>/", stacks.stack_detail, name="stack-detail"),
     path("stacks/<int:pk>/simulate/", evidence.simulation_start, name="stack-simulate"),
+    path("import/", deploy.cluster_import, name="cluster-import"),
     path("stacks/<int:pk>/deploy/", deploy.stack_deploy, name="stack-deploy"),
     path("stacks/<int:pk>/deploy.zip", deploy.stack_deploy_zip, name="stack-deploy-zip"),
     path("stacks/<int:pk>/simulate-cluster/", deploy.stack_simulate_cluster, name="stack-simulate-cluster"),

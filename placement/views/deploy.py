@@ -1,8 +1,10 @@
-"""From decision to cluster and back: a saved stack's deploy page and .zip (services.deploy), and a
-cluster snapshot upload simulated under the stack (services.cluster_import, services.evidence)."""
+"""From decision to cluster and back: a saved stack's deploy page and .zip (services.deploy), the
+import page (a cluster snapshot in, a scenario out, simulated as found or under a saved stack) and the
+upload on a stack's page (services.cluster_import, services.evidence)."""
 
 from __future__ import annotations
 
+import yaml
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
@@ -12,7 +14,8 @@ from django.views.decorators.http import require_POST
 from placement.models import Stack
 from placement.selectors.evidence import builtin_scenarios, stack_evidence
 from placement.services import evidence as evidence_services
-from placement.services.cluster_import import decode_snapshot_file, snapshot_scenario
+from placement.services.access import can
+from placement.services.cluster_import import check_file_roles, decode_snapshot_file, snapshot_scenario, snapshot_summary
 from placement.services.deploy import stack_export
 from placement.views.common import action_required, read_required
 
@@ -53,14 +56,7 @@ def stack_simulate_cluster(request, pk: int):
     """Upload kubectl JSON of a cluster: its shape becomes the scenario this stack is simulated on."""
     stack = get_object_or_404(Stack, pk=pk)
     try:
-        files = {}
-        for field in ("nodes_file", "pods_file", "queues_file"):
-            upload = request.FILES.get(field)
-            if upload is None and field != "queues_file":
-                raise ValidationError({field: ["Upload the output of kubectl get nodes/pods -o json."]})
-            files[field] = decode_snapshot_file(upload.read(), field) if upload is not None else None
-        document = snapshot_scenario(files["nodes_file"], files["pods_file"], files["queues_file"],
-                                     name=request.POST.get("name") or "imported-cluster")
+        document = _snapshot_document(request)
         run, _created = evidence_services.simulation_start(user=request.user, stack=stack, scenario_document=document)
     except ValidationError as exc:
         for field, problems in exc.message_dict.items():
@@ -71,3 +67,49 @@ def stack_simulate_cluster(request, pk: int):
         messages.error(request, exc.message)
         return redirect("stack-detail", pk=stack.pk)
     return redirect("run-detail", pk=run.pk)
+
+
+def _snapshot_document(request) -> dict:
+    """The uploaded files as one scenario document, or ValidationError naming the file and reason."""
+    files = {}
+    for field in ("nodes_file", "pods_file", "queues_file"):
+        upload = request.FILES.get(field)
+        if upload is None and field != "queues_file":
+            raise ValidationError({field: ["Upload the output of kubectl get nodes/pods -o json."]})
+        files[field] = decode_snapshot_file(upload.read(), field) if upload is not None else None
+    check_file_roles(files["nodes_file"], files["pods_file"])
+    return snapshot_scenario(files["nodes_file"], files["pods_file"], files["queues_file"],
+                             name=(request.POST.get("name") or "imported-cluster").strip())
+
+
+@read_required
+def cluster_import(request):
+    """Import a cluster: its snapshot becomes a scenario to read, download, simulate as found or
+    simulate under a saved stack. Nothing is stored until a simulation is started."""
+    context = {"stacks": Stack.objects.order_by("-pk")[:100], "can_run": can(request.user, "run_simulation")}
+    if request.method != "POST":
+        return render(request, "placement/cluster_import.html", context)
+    action = request.POST.get("action", "preview")
+    try:
+        document = _snapshot_document(request)
+        if action == "simulate":
+            if not context["can_run"]:
+                raise ValidationError({"action": ["Starting a simulation needs an architect or reviewer login."]})
+            stack_id = request.POST.get("stack", "")
+            stack = get_object_or_404(Stack, pk=int(stack_id)) if stack_id.isdigit() else None
+            run, _created = evidence_services.simulation_start(user=request.user, stack=stack, scenario_document=document)
+            return redirect("run-detail", pk=run.pk)
+    except ValidationError as exc:
+        context["errors"] = [(field.replace("_", " "), problem) for field, problems in exc.message_dict.items() for problem in problems]
+        return render(request, "placement/cluster_import.html", context, status=400)
+    except evidence_services.RunNotAccepted as exc:
+        context["errors"] = [("simulation", exc.message)]
+        return render(request, "placement/cluster_import.html", context, status=503)
+    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+    if action == "download":
+        response = HttpResponse(text, content_type="application/yaml; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{document["name"]}.yaml"'
+        return response
+    context.update(summary=snapshot_summary(document), scenario_yaml=text)
+    return render(request, "placement/cluster_import.html", context)
+
