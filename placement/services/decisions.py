@@ -26,6 +26,15 @@ def _relied_on(doc: DecisionDocument, stacks: list[Stack]) -> dict:
     return {p.slug: {"version": p.version, "document": project_document_data(p)} for p in projects}
 
 
+def _context_of(stacks: list[Stack]) -> dict:
+    """The compose request behind the first option that has one (its workload classes, SLO and pool),
+    when the proposal does not state its context itself."""
+    for stack in sorted(stacks, key=lambda s: s.pk):
+        if stack.request:
+            return stack.request
+    return {}
+
+
 def _check_references(doc: DecisionDocument) -> tuple[list[Stack], list[SimulationRun], list[Sweep], DecisionRecord | None]:
     errors: dict[str, list[str]] = {}
     stacks = list(Stack.objects.filter(pk__in=doc.options))
@@ -67,7 +76,7 @@ def decision_propose(doc: DecisionDocument, *, user) -> DecisionRecord:
     stacks, runs, sweeps, supersedes = _check_references(doc)
     record = DecisionRecord.objects.create(
         title=doc.title,
-        context=doc.context,
+        context=doc.context or _context_of(stacks),
         context_text=doc.context_text,
         chosen_id=doc.chosen,
         consequences=doc.consequences,

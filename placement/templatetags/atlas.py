@@ -80,3 +80,22 @@ def field_label(path: str) -> str:
 def md_cell(value):
     """Text safe inside one Markdown table cell: no pipe ends the cell, no newline ends the row."""
     return " ".join(str(value).split()).replace("|", "\\|")
+
+
+@register.filter
+def catalog_version_text(version):
+    """A catalog version as a reader says it: '61 entries as of 2026-12-03 09:12 UTC'."""
+    from datetime import datetime
+
+    count, _, stamp = str(version or "").partition(":")
+    try:
+        when = datetime.fromisoformat(stamp)
+    except ValueError:
+        return f"catalog version {version}" if version else "—"
+    return f"the catalog of {count} entries as of {when:%Y-%m-%d %H:%M} UTC"
+
+
+@register.filter
+def spaced(value):
+    """An API value as words: 'online_inference' -> 'online inference'."""
+    return str(value or "").replace("_", " ")

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from placement.decision_document import RING_ORDER
 from placement.decision_forms import DecisionForm
-from placement.models import DecisionRecord, Stack
+from placement.models import DecisionRecord
 from placement.selectors import decisions as selectors
 from placement.services import board_pack
 from placement.services import decisions as services
@@ -38,14 +38,6 @@ def decision_list(request):
     )
 
 
-def _context_of(option_ids: list[int]) -> dict:
-    """The compose request behind the first option that has one: the workload classes and SLO."""
-    for stack in Stack.objects.filter(pk__in=option_ids).order_by("pk"):
-        if stack.request:
-            return stack.request
-    return {}
-
-
 def _superseded_choices():
     return [(r.pk, f"ADR-{r.pk}: {r.title}") for r in DecisionRecord.objects.filter(status=DecisionRecord.ACCEPTED)[:100]]
 
@@ -54,7 +46,7 @@ def _superseded_choices():
 def decision_create(request):
     if request.method == "POST":
         form = DecisionForm(request.POST, superseded_choices=_superseded_choices())
-        doc = form.document(_context_of([int(v) for v in request.POST.getlist("options") if v.isdigit()]))
+        doc = form.document({})  # the service takes the context from the options' compose request
         if doc is not None:
             try:
                 record = services.decision_propose(doc, user=request.user)

@@ -156,3 +156,21 @@ def test_a_ring_changed_by_a_later_decision_is_marked_moved_on_the_radar_and_in_
     assert "moved out from Adopt" in html
     exported = {e["label"]: e for e in client.get("/radar.json").json()["entries"]}
     assert exported["Kueue"]["moved"] == -1 and exported["HAMi"]["moved"] == 2
+
+
+def test_a_record_shows_the_compose_request_behind_its_options_and_a_readable_catalog_date(client, stacks, architect):
+    whole, _hami = stacks
+    whole.request = {"workloads": [{"name": "chat", "kind": "online_inference", "replicas": 4, "gpus_per_replica": 0.5,
+                                    "gpu_memory_gib": 20, "tenants": 3, "p99_ms": 200}],
+                     "pool": {"gpu_model": "H100-80GB", "gpu_count": 16}}
+    whole.save(update_fields=["request"])
+    api = token_client(architect, can_write=True)
+    body = proposal(stacks)
+    response = api.post("/api/v1/decisions/", body, format="json")  # no context given: the options' request is it
+    assert response.status_code == 201, response.content
+    record = DecisionRecord.objects.get(pk=response.json()["id"])
+    assert record.context == whole.request
+    html = client.get(f"/decisions/{record.pk}/").content.decode()
+    assert "<td>chat</td><td>online inference</td><td>4</td>" in html and "Pool: 16 × H100-80GB" in html
+    assert "the catalog of " in html and " entries as of " in html
+    assert f"<code>{record.catalog_version}</code>" not in html, "no raw version stamp"
