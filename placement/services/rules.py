@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import threading
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from pydantic import ValidationError as PydanticValidationError
 
 from placement import rules
-from placement.models import Stack
+from placement.models import DecisionRecord, Stack
 from placement.rules.errors import RulesInputError
 from placement.rules.models import CompareRequest, ComposeRequest
 from placement.schemas import format_error_location
 from placement.selectors.catalog import catalog_documents, catalog_version, catalog_vocabulary
-from placement.services.access import require
+from placement.services.access import can, require
 
 _lock = threading.Lock()
 _cache: dict[str, object] = {}
@@ -102,3 +102,36 @@ def stack_save(*, user, request_data, rank: int, name: str = "") -> Stack:
         composition=chosen.model_dump(mode="json"),
         created_by=user,
     )
+
+
+def _require_stack_owner(stack: Stack, user) -> None:
+    """A saved stack is changed by whoever saved it, or by a reviewer."""
+    require(user, "save_stack")
+    if stack.created_by_id != user.pk and not can(user, "review"):
+        raise PermissionDenied("only the architect who saved this stack, or a reviewer, may change it")
+
+
+def stack_rename(stack: Stack, *, user, name: str) -> Stack:
+    _require_stack_owner(stack, user)
+    name = (name or "").strip()
+    if not name or len(name) > 200:
+        raise ValidationError({"name": ["A stack's name has 1 to 200 characters."]})
+    stack.name = name
+    stack.save(update_fields=["name"])
+    return stack
+
+
+@transaction.atomic
+def stack_delete(stack: Stack, *, user) -> None:
+    """Delete a saved stack and its runs, unless a decision record relies on it or on one of its runs:
+    a record's evidence is never lost."""
+    _require_stack_owner(stack, user)
+    records = sorted(
+        set(DecisionRecord.objects.filter(options=stack).values_list("pk", flat=True))
+        | set(DecisionRecord.objects.filter(chosen=stack).values_list("pk", flat=True))
+        | set(DecisionRecord.objects.filter(evidence_runs__stack=stack).values_list("pk", flat=True))
+    )
+    if records:
+        named = ", ".join(f"ADR-{pk}" for pk in records)
+        raise ValidationError({"stack": [f"{named} relies on this stack or its runs; it stays as that record's evidence."]})
+    stack.delete()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 from pydantic import ValidationError as PydanticValidationError
@@ -20,6 +20,7 @@ from placement.rules import builtin_rules
 from placement.selectors.evidence import builtin_scenarios, stack_evidence
 from placement.services import rules as rules_services
 from placement.selectors.review_board import ranked_stack_evidence
+from placement.services.access import can
 from placement.views.common import action_required, read_required, render_page_or_fragment
 
 
@@ -132,6 +133,7 @@ def stack_detail(request, pk: int):
             "runs": stack_evidence(stack),
             "scenarios": builtin_scenarios(),
             "other_stacks": Stack.objects.exclude(pk=stack.pk)[:50],
+            "can_change": can(request.user, "review") or (can(request.user, "save_stack") and stack.created_by_id == request.user.pk),
         },
     )
 
@@ -146,3 +148,29 @@ def misuse_check(request, slug: str):
     except ValidationError as exc:
         errors = exc.message_dict
     return render(request, "placement/_misuse_verdict.html", {"verdict": verdict, "errors": errors})
+
+
+@require_POST
+@action_required("save_stack")
+def stack_rename(request, pk: int):
+    stack = get_object_or_404(Stack, pk=pk)
+    try:
+        rules_services.stack_rename(stack, user=request.user, name=request.POST.get("name", ""))
+        messages.success(request, f"Renamed to {stack.name}.")
+    except (ValidationError, PermissionDenied) as exc:
+        messages.error(request, " ".join(getattr(exc, "messages", [str(exc)])))
+    return redirect("stack-detail", pk=pk)
+
+
+@require_POST
+@action_required("save_stack")
+def stack_delete(request, pk: int):
+    stack = get_object_or_404(Stack, pk=pk)
+    name = stack.name
+    try:
+        rules_services.stack_delete(stack, user=request.user)
+    except (ValidationError, PermissionDenied) as exc:
+        messages.error(request, "Not deleted: " + " ".join(getattr(exc, "messages", [str(exc)])))
+        return redirect("stack-detail", pk=pk)
+    messages.success(request, f"Deleted the stack {name} and its runs.")
+    return redirect("stack-list")
