@@ -214,3 +214,49 @@ def atlas_search(query: str) -> SearchResults:
         stack_condition &= Q(name__icontains=term) | Q(profile__icontains=term)
     stacks = list(Stack.objects.filter(stack_condition).order_by("-created_at")[:20])
     return SearchResults(query, projects, capabilities, stacks)
+
+
+# --- composed stacks as a comparison -------------------------------------------------------------
+
+
+@dataclass
+class StackComparisonRow:
+    rank: int
+    title: str
+    score: float
+    differs: list[str]  # project names this stack has that not every ranked stack has
+    reasons: list[str]  # the two or three score items that weigh most, each once
+    contracts_hold: int
+    contracts_total: int
+    tie_with: list[int] = field(default_factory=list)  # ranks of stacks with the same score
+
+
+def stack_comparison(stacks: list) -> list[StackComparisonRow]:
+    """The ranked stacks side by side: what sets each apart from the others (the projects not common
+    to all), its score and the few reasons that decided it, and which stacks it ties with."""
+    names: dict[str, str] = {}
+    members: list[set[str]] = []
+    for s in stacks:
+        slugs = set(s.components)
+        for slot in s.slots:
+            if slot.project:
+                names[slot.project.slug] = slot.project.name
+        members.append(slugs)
+    common = set.intersection(*members) if members else set()
+    rows = []
+    for s, slugs in zip(stacks, members):
+        weights: dict[str, float] = {}
+        for item in s.score_breakdown:
+            weights[item.reason] = weights.get(item.reason, 0.0) + item.points
+        top = sorted(weights.items(), key=lambda kv: (-abs(kv[1]), kv[0]))[:3]
+        rows.append(
+            StackComparisonRow(
+                rank=s.rank, title=s.title, score=s.score,
+                differs=sorted(names.get(slug, slug) for slug in slugs - common),
+                reasons=[f"{'+' if points > 0 else ''}{points:g}: {reason}" for reason, points in top],
+                contracts_hold=sum(1 for c in s.contracts if c.holds), contracts_total=len(s.contracts),
+            )
+        )
+    for row in rows:
+        row.tie_with = [other.rank for other in rows if other is not row and other.score == row.score]
+    return rows

@@ -19,7 +19,7 @@ from placement.services.evidence import RunNotAccepted
 from placement.rules import builtin_rules
 from placement.selectors.evidence import builtin_scenarios, stack_evidence
 from placement.services import rules as rules_services
-from placement.selectors.review_board import ranked_stack_evidence
+from placement.selectors.review_board import ranked_stack_evidence, stack_comparison
 from placement.services.access import can
 from placement.views.common import action_required, read_required, render_page_or_fragment
 
@@ -62,6 +62,8 @@ def compose(request):
         "scenarios": builtin_scenarios() if result and result.stacks else [],
         "result": result,
         "evidence": ranked_stack_evidence(result.stacks) if result else {},
+        "comparison": stack_comparison(result.stacks) if result and result.stacks else [],
+        "project_names": dict(Project.objects.filter(accepted=True).values_list("slug", "name")) if result else {},
         "errors": errors,
         "request_json": json.dumps(request_data) if request_data else "",
     }

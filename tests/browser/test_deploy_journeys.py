@@ -28,7 +28,9 @@ def compose_and_save(page, profile: str) -> None:
     page.goto("/compose/")
     page.get_by_label("Workload profile").select_option(profile)
     page.get_by_role("button", name="Compose").click()
-    page.locator("#compose-result .stack-card").first.get_by_role("button", name="Save stack #1").click()
+    card = page.locator("#compose-result .stack-card").first
+    card.locator("summary").first.click()  # open the top stack's detail
+    card.get_by_role("button", name="Save stack #1").click()
     page.wait_for_url(re.compile(r"/stacks/\d+/$"))
 
 

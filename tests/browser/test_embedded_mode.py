@@ -137,7 +137,9 @@ def test_make_run_submits_at_once_and_the_progress_bar_moves_through_its_own_wor
     page.goto("/compose/")
     page.get_by_label("Workload profile").select_option("online_inference")
     page.get_by_role("button", name="Compose").click()
-    page.locator("#compose-result .stack-card").first.get_by_role("button", name="Save stack #1").click()
+    card = page.locator("#compose-result .stack-card").first
+    card.locator("summary").first.click()  # open the top stack's detail
+    card.get_by_role("button", name="Save stack #1").click()
     page.wait_for_url(re.compile(r"/stacks/\d+/$"))
 
     page.get_by_label("Built-in scenario").select_option(index=0)

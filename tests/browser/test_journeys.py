@@ -172,7 +172,10 @@ def test_architect_composes_saves_and_simulates_a_latency_sensitive_inference_st
     page.get_by_label("Goal").select_option(label="latency-sensitive")
     page.get_by_role("button", name="Compose").click()
     page.wait_for_url(re.compile(r"profile=online_inference.*goal=latency_sensitive"))  # htmx pushed the URL
+    expect(page.locator(".compose-comparison tbody tr").first).to_contain_text("hold")  # the comparison table first
     first = page.locator("#compose-result .stack-card").first
+    first.locator("summary").first.click()  # each stack's detail is folded below the table
+    first.get_by_text("Contract checks").click()
     expect(first.locator(".ok").first).to_be_visible()  # contract checks hold
     first.get_by_role("button", name="Save stack #1").click()
     page.wait_for_url(re.compile(r"/stacks/\d+/$"))

@@ -136,3 +136,36 @@ def test_rank_by_evidence_from_the_compose_page_shows_progress_then_the_ranking(
     assert "Evidence winner:" in done and "/decisions/new/?options=" in done and "runs=" in done and "/deploy/" in done
     assert "<dt>Queue wait P95</dt>" in done
     assert not re.search(r">\d{4,} s</td>", body), "queue waits in hours and minutes, not raw seconds"
+
+
+def test_compose_results_are_one_comparison_table_with_details_folded(client):
+    row = {"w1-name": "chat", "w1-kind": "online_inference", "w1-replicas": "8", "w1-gpus_per_replica": "0.25",
+           "w1-gpu_memory_gib": "12", "w1-p99_ms": "150", "w1-tenants": "2"}
+    page = client.get(compose_url(profile="", gpu_count="32", **row)).content.decode()
+    table = page.split('<table class="list compose-comparison">', 1)[1].split("</table>", 1)[0]
+    ranks = re.findall(r'<a href="#stack-(\d+)">', table)
+    assert ranks and ranks == [str(i) for i in range(1, len(ranks) + 1)]
+    assert "hold</td>" in table and "What sets it apart" in table
+    # each stack's slots, contracts and score are folded, none open by default
+    assert page.count('<details class="stack-card" id="stack-') == len(ranks)
+    assert '<details class="stack-card" id="stack-1" open>' not in page
+    assert "<summary>Contract checks (" in page
+    # human words on the page: no API slot names or slugs as labels
+    assert ">workload_unit<" not in page and ">device_handoff<" not in page
+
+
+def test_the_comparison_names_what_sets_each_stack_apart_and_the_ties():
+    from placement.rules.models import Stack as RankedStack
+    from placement.selectors.review_board import stack_comparison
+
+    def ranked(rank, score, components):
+        return RankedStack.model_validate({
+            "rank": rank, "score": score, "title": f"s{rank}", "slots": [], "supporting": [], "pools": [], "contracts": [],
+            "score_breakdown": [{"factor": "capability", "points": 3, "reason": "gang"}, {"factor": "capability", "points": 3, "reason": "gang"},
+                                {"factor": "component_cost", "points": -1, "reason": "cost"}],
+            "capabilities": [], "components": components, "why_rank": ""})
+
+    rows = stack_comparison([ranked(1, 20, ["volcano", "mig"]), ranked(2, 20, ["volcano", "mig", "resource-quota"]), ranked(3, 19, ["volcano"])])
+    assert [r.differs for r in rows] == [["mig"], ["mig", "resource-quota"], []]
+    assert rows[0].tie_with == [2] and rows[2].tie_with == []
+    assert rows[0].reasons == ["+6: gang", "-1: cost"], "a reason counted twice is shown once with its total"
