@@ -13,6 +13,8 @@ a field of its own: saving the form unchanged saves the document unchanged.
 
 from __future__ import annotations
 
+import math
+
 import re
 from typing import Any
 
@@ -20,6 +22,7 @@ from django import forms
 from pydantic import ValidationError
 
 from placement.form_widgets import Column, PickerWidget, RowsField, RowSpec
+from placement.rules import builtin_rules
 from placement.schemas import (
     ENFORCEMENT_POINT_LABELS,
     RESOURCE_UNIT_LABELS,
@@ -430,15 +433,15 @@ class WorkloadClassForm(forms.Form):
     """One workload class row of the compose form (prefix w1, w2, ...); a row without a name is unused.
     Numbers are checked by the rules engine's model, so the page and the API give the same errors."""
 
-    name = forms.CharField(label="Class name", required=False, max_length=40)
+    name = forms.CharField(label="Class name *", required=False, max_length=40)
     kind = forms.ChoiceField(
         label="Kind", required=False,
         choices=[("training", "training"), ("online_inference", "online inference"),
                  ("batch_inference", "batch inference"), ("interactive", "interactive")],
     )
-    replicas = forms.IntegerField(label="Replicas", required=False)
-    gpus_per_replica = forms.FloatField(label="GPUs per replica (<1 = share)", required=False)
-    gpu_memory_gib = forms.FloatField(label="GPU memory per GPU (GiB)", required=False)
+    replicas = forms.IntegerField(label="Replicas *", required=False)
+    gpus_per_replica = forms.FloatField(label="GPUs per replica (<1 = share; blank: from memory)", required=False)
+    gpu_memory_gib = forms.FloatField(label="GPU memory per replica (GiB) *", required=False)
     gang = forms.BooleanField(label="Gang", required=False)
     peer_to_peer = forms.BooleanField(label="Peer-to-peer (NVLink)", required=False)
     p99_ms = forms.FloatField(label="P99 target (ms)", required=False)
@@ -448,6 +451,25 @@ class WorkloadClassForm(forms.Form):
         super().__init__(*args, **kwargs)
         for field in self.fields.values():  # the row is a table: each input names its column and row
             field.widget.attrs["aria-label"] = f"{field.label}, class row {self.prefix.removeprefix('w')}"
+
+    # What a person means when the engine's model refuses a value, in the column's own words.
+    PLAIN = {
+        "float_parsing": "Give a number.", "float_type": "Give a number.", "int_parsing": "Give a whole number.",
+        "int_type": "Give a whole number.", "missing": "Required for a class with a name.",
+        "string_pattern_mismatch": "Lowercase letters, digits and dashes, starting with a letter or digit.",
+    }
+
+    def clean(self):
+        data = super().clean()
+        if data.get("name"):
+            for field, message in (("replicas", "How many replicas (pods) this class runs."),
+                                   ("gpu_memory_gib", "The GPU memory one replica needs, in GiB.")):
+                if data.get(field) is None and field not in self.errors:
+                    self.add_error(field, f"Required for a class with a name: {message}")
+        return data
+
+    def column_label(self, field: str) -> str:
+        return str(self.fields[field].label).rstrip(" *") if field in self.fields else field.replace("_", " ")
 
     def workload(self) -> dict | None:
         data = self.cleaned_data
@@ -492,6 +514,19 @@ class ComposeForm(forms.Form):
         self.fields["require"].choices = project_choices
         self.fields["exclude"].choices = project_choices
 
+    def derive_shares(self, workloads: list[dict]) -> list[str]:
+        """A class given its memory but no GPU count gets the share of the pool's GPU that memory is
+        (rounded up to 1%); the page shows each derivation. A GPU model the rules do not know derives nothing."""
+        model = builtin_rules().gpu_model(self.cleaned_data.get("gpu_model") or "")
+        notes = []
+        for w in workloads:
+            if w.get("gpus_per_replica") is None and model is not None and w.get("gpu_memory_gib"):
+                share = min(1.0, math.ceil(w["gpu_memory_gib"] / model.memory_gb * 100) / 100)
+                w["gpus_per_replica"] = max(0.01, share)
+                notes.append(f"{w['name']}: {w['gpu_memory_gib']:g} GiB of a {model.memory_gb:g} GB {model.model} is "
+                             f"{'a whole GPU' if share >= 1 else f'a {share:g} share'} per replica.")
+        return notes
+
     def request_data(self, workloads: list[dict] | None = None) -> dict:
         data = self.cleaned_data
         tri = {"yes": True, "no": False, "": None}
@@ -506,7 +541,6 @@ class ComposeForm(forms.Form):
             },
         }
         if data["isolation"] or data["goal"] or data["multi_tenant"]:
-            from placement.rules import builtin_rules
             from placement.rules.pools import KIND_PROFILE, MIXED_PROFILE
 
             kinds = {w["kind"] for w in workloads or []}
@@ -518,3 +552,47 @@ class ComposeForm(forms.Form):
                 "multi_tenant": default.multi_tenant if tri[data["multi_tenant"]] is None else tri[data["multi_tenant"]],
             }
         return request
+
+
+_CLASS_ERROR = re.compile(r"^workloads\[(\d+)\]\.(\w+)$")
+_REQUEST_FIELDS = {"pool.gpu_model": "gpu_model", "pool.gpu_count": "gpu_count", "pool.mig_capable": "mig_capable",
+                   "profile": "profile", "slo.isolation": "isolation", "slo.goal": "goal",
+                   "constraints.require": "require", "constraints.exclude": "exclude"}
+
+
+def apply_compose_errors(form: ComposeForm, used_rows: list[WorkloadClassForm], errors: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Put the engine's refusals next to the fields they are about, in the form's words: a class's
+    error on its row's column (named by the class), a request field's on that field. Returns what
+    belongs to no field (said above the results)."""
+    left: dict[str, list[str]] = {}
+    for key, messages in errors.items():
+        match = _CLASS_ERROR.match(key)
+        if match and int(match.group(1)) < len(used_rows) and match.group(2) in used_rows[int(match.group(1))].fields:
+            row = used_rows[int(match.group(1))]
+            for message in messages:
+                row.add_error(match.group(2), _plain(message, row.PLAIN))
+        elif key in _REQUEST_FIELDS:
+            for message in messages:
+                form.add_error(_REQUEST_FIELDS[key], _plain(message, WorkloadClassForm.PLAIN))
+        else:
+            left.setdefault(_readable(key, used_rows), []).extend(messages)
+    return left
+
+
+def _plain(message: str, plain: dict[str, str]) -> str:
+    for phrase, words in (("valid number", plain["float_parsing"]), ("valid integer", plain["int_parsing"]),
+                          ("Field required", plain["missing"]), ("should match pattern", plain["string_pattern_mismatch"])):
+        if phrase in message:
+            return words
+    return message.removeprefix("Value error, ")
+
+
+def _readable(key: str, used_rows: list[WorkloadClassForm]) -> str:
+    """`workloads[1]` -> `class chat`; other keys as words."""
+    match = re.match(r"^workloads\[(\d+)\](.*)$", key)
+    if match and int(match.group(1)) < len(used_rows):
+        name = used_rows[int(match.group(1))].cleaned_data.get("name") or f"row {int(match.group(1)) + 1}"
+        rest = match.group(2).lstrip(".").replace("_", " ")
+        return f"class {name}" + (f", {rest}" if rest else "")
+    return key.replace("_", " ").replace(".", ": ")
+

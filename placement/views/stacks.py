@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 from pydantic import ValidationError as PydanticValidationError
 
-from placement.forms import WORKLOAD_ROWS, ComposeForm, WorkloadClassForm
+from placement.forms import WORKLOAD_ROWS, ComposeForm, WorkloadClassForm, apply_compose_errors
 from placement.models import Project, Stack, Sweep
 from placement.selectors.evaluation import EVALUATION_PREFIX, evaluation_summary
 from placement.services import evaluation as evaluation_services
@@ -49,13 +49,16 @@ def compare(request):
 def compose(request):
     form = ComposeForm(request.GET or None, profiles=_profiles(), project_choices=_project_choices())
     rows = [WorkloadClassForm(request.GET or None, prefix=f"w{i + 1}") for i in range(WORKLOAD_ROWS)]
-    result, request_data, errors = None, None, {}
-    if request.GET and form.is_valid() and all(row.is_valid() for row in rows):
-        request_data = form.request_data([w for w in (row.workload() for row in rows) if w])
+    result, request_data, errors, derived = None, None, {}, []
+    if request.GET and form.is_valid() and all([row.is_valid() for row in rows]):
+        used = [row for row in rows if row.workload()]
+        workloads = [row.workload() for row in used]
+        derived = form.derive_shares(workloads)
+        request_data = form.request_data(workloads)
         try:
             result = rules_services.compose_stacks(request_data)
         except ValidationError as exc:
-            errors = exc.message_dict
+            errors = apply_compose_errors(form, used, exc.message_dict)
     context = {
         "form": form,
         "workload_rows": rows,
@@ -65,6 +68,7 @@ def compose(request):
         "comparison": stack_comparison(result.stacks) if result and result.stacks else [],
         "project_names": dict(Project.objects.filter(accepted=True).values_list("slug", "name")) if result else {},
         "errors": errors,
+        "derived": derived,
         "request_json": json.dumps(request_data) if request_data else "",
     }
     return render_page_or_fragment(request, "placement/compose.html", "placement/_compose_result.html", context)

@@ -53,7 +53,9 @@ def test_a_workload_class_on_the_page_rules_out_mig_for_nvlink_workers_and_says_
 def test_a_bad_workload_class_on_the_page_names_the_field(client):
     page = client.get(compose_url(**{"w1-name": "x", "w1-kind": "training", "w1-replicas": "-1",
                                      "w1-gpus_per_replica": "1", "w1-gpu_memory_gib": "10"})).content.decode()
-    assert "workloads[0].replicas" in page
+    cell = page.split('name="w1-replicas"', 1)[1].split("</td>", 1)[0]
+    assert "greater than or equal to 1" in cell, "the refusal sits in the Replicas column of that class"
+    assert "workloads[0].replicas" not in page
 
 
 def test_impossible_constraints_say_why_no_stack_exists(client):
@@ -169,3 +171,25 @@ def test_the_comparison_names_what_sets_each_stack_apart_and_the_ties():
     assert [r.differs for r in rows] == [["mig"], ["mig", "resource-quota"], []]
     assert rows[0].tie_with == [2] and rows[2].tie_with == []
     assert rows[0].reasons == ["+6: gang", "-1: cost"], "a reason counted twice is shown once with its total"
+
+
+def test_a_blank_memory_is_said_next_to_the_field_in_the_forms_words(client):
+    row = {"w1-name": "chat", "w1-kind": "online_inference", "w1-replicas": "8", "w1-gpus_per_replica": "0.25", "w1-gpu_memory_gib": ""}
+    page = client.get(compose_url(profile="", gpu_count="32", **row)).content.decode()
+    assert "Required for a class with a name: The GPU memory one replica needs, in GiB." in page
+    assert "gpu_memory_gib" not in page.split('id="compose-result"', 1)[1], "no API path in the answer"
+    assert "Input should be a valid number" not in page
+
+
+def test_memory_per_replica_derives_the_share_and_says_so(client):
+    row = {"w1-name": "chat", "w1-kind": "online_inference", "w1-replicas": "8", "w1-gpus_per_replica": "", "w1-gpu_memory_gib": "20"}
+    page = client.get(compose_url(profile="", gpu_count="32", gpu_model="A100-80GB", **row)).content.decode()
+    assert "chat: 20 GiB of a 80 GB A100-80GB is a 0.25 share per replica." in page
+    assert "ranked stack" in page
+
+
+def test_an_engine_refusal_lands_on_the_column_of_the_class_it_is_about(client):
+    row = {"w1-name": "big", "w1-kind": "training", "w1-replicas": "2", "w1-gpus_per_replica": "1.5", "w1-gpu_memory_gib": "20"}
+    page = client.get(compose_url(profile="", gpu_count="32", **row)).content.decode()
+    cell = page.split('name="w1-gpus_per_replica"', 1)[1].split("</td>", 1)[0]
+    assert "above 1 GPU a replica uses whole GPUs" in cell
