@@ -178,6 +178,10 @@ ATLAS_RUN_MAX_ACTIVE_PER_USER = int(os.environ.get("ATLAS_RUN_MAX_ACTIVE_PER_USE
 ATLAS_BROKER_CONNECT_TIMEOUT = float(os.environ.get("ATLAS_BROKER_CONNECT_TIMEOUT", "1"))
 ATLAS_RUN_SEND_GRACE = int(os.environ.get("ATLAS_RUN_SEND_GRACE", "60"))
 ATLAS_RUN_QUEUE_TIMEOUT = int(os.environ.get("ATLAS_RUN_QUEUE_TIMEOUT", "21600"))
+# A queued run is a promise kept by the database, not the broker: `sweep_stale_runs` (and a
+# resubmission) sends a run still queued this long after its last send again, with the same task
+# id; a broker restarted without persistence loses nothing accepted (docs/deploy.md "Broker").
+ATLAS_RUN_RESEND_AFTER = int(os.environ.get("ATLAS_RUN_RESEND_AFTER", "180"))
 # The run page's verdict band (~60 short simulations) is computed in a task stopped after this (s).
 ATLAS_BAND_TIME_LIMIT = int(os.environ.get("ATLAS_BAND_TIME_LIMIT", "120"))
 

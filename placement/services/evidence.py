@@ -104,9 +104,12 @@ def queue_group(user, run_ids: list[int]) -> None:
     transaction.on_commit(lambda: _send_or_withdraw(run_ids, lambda producer: _send_group(run_ids, producer)))
 
 
-def _send(run_id: int, task, producer) -> None:
-    result = task.apply_async(args=[run_id], producer=producer, retry=False)
+def _send(run_id: int, task, producer, task_id: str | None = None) -> None:
+    """Send one run's message. `heartbeat_at` of a queued run records its last send (the sweep
+    re-sends a run whose last send is older than ATLAS_RUN_RESEND_AFTER)."""
+    result = task.apply_async(args=[run_id], producer=producer, retry=False, task_id=task_id or None)
     SimulationRun.objects.filter(pk=run_id, task_id="").update(task_id=result.id or "")
+    SimulationRun.objects.filter(pk=run_id, status=SimulationRun.QUEUED).update(heartbeat_at=timezone.now())
 
 
 def _send_group(run_ids: list[int], producer) -> None:
@@ -117,6 +120,7 @@ def _send_group(run_ids: list[int], producer) -> None:
     result = group(execute_simulation.s(pk) for pk in run_ids).apply_async(producer=producer, retry=False)
     for run_id, sent in zip(run_ids, result.results):
         SimulationRun.objects.filter(pk=run_id, task_id="").update(task_id=sent.id or "")
+    SimulationRun.objects.filter(pk__in=run_ids, status=SimulationRun.QUEUED).update(heartbeat_at=timezone.now())
 
 
 def _send_or_withdraw(run_ids: list[int], send) -> None:
@@ -188,7 +192,29 @@ def simulation_start(
         if created:
             _check_active_runs(user)
             _enqueue(run)
+    if not created and _resend_due(run, timezone.now()):
+        # A stuck run (its message lost with the broker) is sent again, not just returned.
+        _resend(run.pk)
     return run, created
+
+
+def _last_sent(run: SimulationRun):
+    return run.heartbeat_at or run.created_at
+
+
+def _resend_due(run: SimulationRun, now) -> bool:
+    return (run.status == SimulationRun.QUEUED and bool(run.task_id)
+            and _last_sent(run) < now - timedelta(seconds=settings.ATLAS_RUN_RESEND_AFTER))
+
+
+def _resend(run_id: int) -> None:
+    """Send a queued run again under its own task id: the database says it must run, whether or
+    not the broker still holds its message (a duplicate is skipped by simulation_execute).
+    Raises QueueUnavailable; the run stays queued for the next sweep."""
+    from placement.tasks import execute_simulation
+
+    run = SimulationRun.objects.get(pk=run_id)
+    _publish(lambda producer: _send(run.pk, execute_simulation, producer, task_id=run.task_id))
 
 
 def _run_for(user, stack, scenario_name, document, seed, sweep) -> tuple[SimulationRun, bool]:
@@ -249,15 +275,20 @@ class _ProgressWriter:
         )
 
 
-def simulation_execute(run_id: int) -> str:
+def simulation_execute(run_id: int, redelivered: bool = False) -> str:
     """Run one simulation (called by the Celery task). Idempotent: a finished run is left alone,
-    so a redelivered message after a worker loss cannot compute or store twice."""
+    so a redelivered message after a worker loss cannot compute or store twice, and a re-sent
+    duplicate of a run another worker is running (fresh heartbeat) is skipped; a message the
+    broker redelivered because its worker was lost restarts the run."""
     from scheduler_core import simulate
     from scheduler_core.scenario import Scenario
 
     with transaction.atomic():
         run = SimulationRun.objects.select_for_update().filter(pk=run_id).first()
         if run is None or run.is_finished:
+            return "skipped"
+        if (run.status == SimulationRun.RUNNING and not redelivered and run.heartbeat_at
+                and run.heartbeat_at >= timezone.now() - _heartbeat_timeout()):
             return "skipped"
         if run.attempts >= _max_attempts():
             _fail(run, f"gave up after {run.attempts} attempts: the worker was lost each time")
@@ -366,9 +397,12 @@ def simulation_recover_queued(now=None) -> dict[str, int]:
 
     A run whose message never reached the broker (no task id: the web process died or the broker
     failed between commit and send) is sent again, or failed with the reason if the broker still
-    refuses. A run that was sent but has waited longer than ATLAS_RUN_QUEUE_TIMEOUT (its message
-    lost, e.g. a broker restarted without persistence) is failed with that reason; submitting it
-    again starts a fresh run."""
+    refuses. A sent run still queued ATLAS_RUN_RESEND_AFTER seconds after its last send is sent
+    again under the same task id (its message may have been lost, e.g. a broker restarted without
+    persistence; a duplicate is skipped by the worker). A run no worker picked up within
+    ATLAS_RUN_QUEUE_TIMEOUT of being queued is failed with that reason."""
+    from django.db.models.functions import Coalesce
+
     from placement.tasks import execute_simulation
 
     now = now or timezone.now()
@@ -387,8 +421,17 @@ def simulation_recover_queued(now=None) -> dict[str, int]:
                     counts["failed"] += 1
     timeout = settings.ATLAS_RUN_QUEUE_TIMEOUT
     cutoff = now - timedelta(seconds=timeout)
-    waited = queued.exclude(task_id="").filter(
-        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at=None, created_at__lt=cutoff))
+    sent = queued.exclude(task_id="").annotate(queued_since=Coalesce("started_at", "created_at"))
+    waited = sent.filter(queued_since__lt=cutoff)
+    resend_cutoff = now - timedelta(seconds=settings.ATLAS_RUN_RESEND_AFTER)
+    due = sent.filter(queued_since__gte=cutoff).filter(
+        Q(heartbeat_at__lt=resend_cutoff) | Q(heartbeat_at=None, created_at__lt=resend_cutoff))
+    for run_id in list(due.values_list("pk", flat=True)):
+        try:
+            _resend(run_id)
+            counts["resent"] += 1
+        except QueueUnavailable:
+            break  # the broker refuses: every run stays queued for the next sweep
     for run_id in list(waited.values_list("pk", flat=True)):
         with transaction.atomic():
             run = SimulationRun.objects.select_for_update().get(pk=run_id)
