@@ -176,6 +176,8 @@ ATLAS_RUN_MAX_ACTIVE_PER_USER = int(os.environ.get("ATLAS_RUN_MAX_ACTIVE_PER_USE
 # with a 503. The sweep re-sends runs that never reached the broker after the grace period and
 # fails runs no worker picked up within the queue timeout.
 ATLAS_BROKER_CONNECT_TIMEOUT = float(os.environ.get("ATLAS_BROKER_CONNECT_TIMEOUT", "1"))
+# A hung broker (accepts connections, never answers): a publish waits at most this much longer.
+ATLAS_BROKER_PUBLISH_TIMEOUT = float(os.environ.get("ATLAS_BROKER_PUBLISH_TIMEOUT", "1.5"))
 ATLAS_RUN_SEND_GRACE = int(os.environ.get("ATLAS_RUN_SEND_GRACE", "60"))
 ATLAS_RUN_QUEUE_TIMEOUT = int(os.environ.get("ATLAS_RUN_QUEUE_TIMEOUT", "21600"))
 # A queued run is a promise kept by the database, not the broker: `sweep_stale_runs` (and a

@@ -66,31 +66,62 @@ class TooManyActiveRuns(RunNotAccepted):
 
 
 def _enqueue(run: SimulationRun) -> None:
-    from placement.tasks import execute_simulation
-
     # Send only after the run row is committed, so the worker always finds it. A send that fails
     # removes the row again (see _send_or_withdraw): a client told 503 has no run.
-    transaction.on_commit(lambda: _send_or_withdraw([run.pk], lambda producer: _send(run.pk, execute_simulation, producer)))
+    transaction.on_commit(lambda: _send_or_withdraw([run.pk]))
 
 
-def _publish(send) -> None:
-    """Hand messages to the broker, failing fast: one connection attempt bounded by
-    ATLAS_BROKER_CONNECT_TIMEOUT and no publish retries, so a broker outage answers in about a
-    second instead of Celery's default ~20 s of retries. Raises QueueUnavailable."""
-    from kombu.exceptions import KombuError
+def _publish(send):
+    """Hand messages to the broker, failing fast; returns what `send(producer)` returns.
+
+    `send` talks to the broker only (no database work: it may run in a helper thread). One
+    connection attempt bounded by ATLAS_BROKER_CONNECT_TIMEOUT, no publish retries, socket reads
+    bounded by ATLAS_BROKER_PUBLISH_TIMEOUT, and the whole publish bounded by the sum of both: a
+    broker that is down or hung (accepts connections, never answers) answers QueueUnavailable in
+    seconds instead of holding the web worker."""
+    import threading
 
     from config.celery import app
 
-    try:
+    if app.conf.task_always_eager:  # runs the task inline, in this thread and transaction
         with app.producer_or_acquire() as producer:
-            if not app.conf.task_always_eager:
-                producer.connection.ensure_connection(
-                    max_retries=1, interval_start=0, interval_step=0.2, timeout=settings.ATLAS_BROKER_CONNECT_TIMEOUT)
-            send(producer)
-    except (KombuError, OSError) as exc:
-        log.warning("task queue unavailable: %s", exc)
-        raise QueueUnavailable(
-            f"The task queue is unavailable ({exc}); nothing was queued. Try again in a minute.") from None
+            return send(producer)
+    connect, read = settings.ATLAS_BROKER_CONNECT_TIMEOUT, settings.ATLAS_BROKER_PUBLISH_TIMEOUT
+    outcome: dict = {}
+
+    def publish() -> None:
+        try:
+            options = {"socket_connect_timeout": connect, "socket_timeout": read}
+            with app.connection_for_write(transport_options=options) as connection:
+                connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=connect)
+                outcome["value"] = send(connection.Producer())
+        except Exception as exc:  # judged below, in the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=publish, name="atlas-publish", daemon=True)
+    thread.start()
+    thread.join(connect + read)
+    if thread.is_alive():
+        problem = f"the broker did not answer within {connect + read:g} s"
+    elif "error" in outcome:
+        problem = _broker_error(outcome["error"])
+    else:
+        return outcome.get("value")
+    log.warning("task queue unavailable: %s", problem)
+    raise QueueUnavailable(f"The task queue is unavailable ({problem}); nothing was queued. Try again in a minute.")
+
+
+def _broker_error(exc: Exception) -> str:
+    """What a failed publish says, or re-raise an error that is not the broker's."""
+    from kombu.exceptions import KombuError
+
+    try:
+        from redis.exceptions import RedisError
+    except ImportError:  # pragma: no cover - redis is a dependency
+        RedisError = OSError
+    if isinstance(exc, (KombuError, OSError, RedisError)):
+        return str(exc)
+    raise exc
 
 
 def run_for(user, stack, scenario_name, document, seed, sweep) -> tuple[SimulationRun, bool]:
@@ -101,37 +132,43 @@ def run_for(user, stack, scenario_name, document, seed, sweep) -> tuple[Simulati
 def queue_group(user, run_ids: list[int]) -> None:
     """Queue new runs as one Celery group once the transaction commits (inside an atomic block)."""
     _check_active_runs(user)
-    transaction.on_commit(lambda: _send_or_withdraw(run_ids, lambda producer: _send_group(run_ids, producer)))
+    transaction.on_commit(lambda: _send_or_withdraw(run_ids))
 
 
-def _send(run_id: int, task, producer, task_id: str | None = None) -> None:
-    """Send one run's message. `heartbeat_at` of a queued run records its last send (the sweep
-    re-sends a run whose last send is older than ATLAS_RUN_RESEND_AFTER)."""
-    result = task.apply_async(args=[run_id], producer=producer, retry=False, task_id=task_id or None)
-    SimulationRun.objects.filter(pk=run_id, task_id="").update(task_id=result.id or "")
-    SimulationRun.objects.filter(pk=run_id, status=SimulationRun.QUEUED).update(heartbeat_at=timezone.now())
-
-
-def _send_group(run_ids: list[int], producer) -> None:
+def _send(run_ids: list[int], task_id: str | None = None) -> None:
+    """Send the runs' messages (several as one Celery group) and record their task ids; a queued
+    run's `heartbeat_at` records its last send (the sweep re-sends a run whose last send is older
+    than ATLAS_RUN_RESEND_AFTER). `task_id` re-sends one run under the id it already has.
+    Raises QueueUnavailable."""
     from celery import group
 
     from placement.tasks import execute_simulation
 
-    result = group(execute_simulation.s(pk) for pk in run_ids).apply_async(producer=producer, retry=False)
-    for run_id, sent in zip(run_ids, result.results):
-        SimulationRun.objects.filter(pk=run_id, task_id="").update(task_id=sent.id or "")
+    def send(producer) -> list[str]:
+        if len(run_ids) == 1:
+            return [execute_simulation.apply_async(args=run_ids, producer=producer, retry=False, task_id=task_id).id]
+        result = group(execute_simulation.s(pk) for pk in run_ids).apply_async(producer=producer, retry=False)
+        return [sent.id for sent in result.results]
+
+    for run_id, sent_id in zip(run_ids, _publish(send)):
+        SimulationRun.objects.filter(pk=run_id, task_id="").update(task_id=sent_id or "")
     SimulationRun.objects.filter(pk__in=run_ids, status=SimulationRun.QUEUED).update(heartbeat_at=timezone.now())
 
 
-def _send_or_withdraw(run_ids: list[int], send) -> None:
-    """Publish; when the broker refuses, delete the new runs (their sweep too) so nothing is left
-    queued that no worker will ever receive."""
+def _send_or_withdraw(run_ids: list[int]) -> None:
+    """Send; when the broker refuses, delete the new runs and their sweep (with the stacks an
+    evidence ranking saved for it) so nothing is left queued that no worker will ever receive."""
+    from placement.selectors.evaluation import EVALUATION_PREFIX
+
     try:
-        _publish(send)
+        _send(run_ids)
     except QueueUnavailable:
         runs = SimulationRun.objects.filter(pk__in=run_ids, status=SimulationRun.QUEUED, attempts=0)
-        Sweep.objects.filter(pk__in=runs.exclude(sweep=None).values("sweep")).delete()
+        sweeps = Sweep.objects.filter(pk__in=list(runs.exclude(sweep=None).values_list("sweep", flat=True)))
+        saved_for_it = Stack.objects.filter(sweeps__in=sweeps.filter(name__startswith=EVALUATION_PREFIX))
         runs.delete()
+        Stack.objects.filter(pk__in=list(saved_for_it.values_list("pk", flat=True))).delete()
+        sweeps.delete()
         raise
 
 
@@ -211,10 +248,8 @@ def _resend(run_id: int) -> None:
     """Send a queued run again under its own task id: the database says it must run, whether or
     not the broker still holds its message (a duplicate is skipped by simulation_execute).
     Raises QueueUnavailable; the run stays queued for the next sweep."""
-    from placement.tasks import execute_simulation
-
     run = SimulationRun.objects.get(pk=run_id)
-    _publish(lambda producer: _send(run.pk, execute_simulation, producer, task_id=run.task_id))
+    _send([run.pk], task_id=run.task_id)
 
 
 def _run_for(user, stack, scenario_name, document, seed, sweep) -> tuple[SimulationRun, bool]:
@@ -403,15 +438,13 @@ def simulation_recover_queued(now=None) -> dict[str, int]:
     ATLAS_RUN_QUEUE_TIMEOUT of being queued is failed with that reason."""
     from django.db.models.functions import Coalesce
 
-    from placement.tasks import execute_simulation
-
     now = now or timezone.now()
     counts = {"resent": 0, "failed": 0}
     queued = SimulationRun.objects.filter(status=SimulationRun.QUEUED)
     grace = now - timedelta(seconds=settings.ATLAS_RUN_SEND_GRACE)
     for run_id in list(queued.filter(task_id="", created_at__lt=grace).values_list("pk", flat=True)):
         try:
-            _publish(lambda producer, run_id=run_id: _send(run_id, execute_simulation, producer))
+            _send([run_id])
             counts["resent"] += 1
         except QueueUnavailable as exc:
             with transaction.atomic():
