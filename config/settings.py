@@ -167,6 +167,9 @@ ATLAS_RUN_MAX_ATTEMPTS = int(os.environ.get("ATLAS_RUN_MAX_ATTEMPTS", "2"))
 ATLAS_RUN_MAX_GPUS = int(os.environ.get("ATLAS_RUN_MAX_GPUS", "16384"))
 ATLAS_RUN_MAX_JOBS = int(os.environ.get("ATLAS_RUN_MAX_JOBS", "200000"))
 ATLAS_RUN_MEMORY_BUDGET_MB = int(os.environ.get("ATLAS_RUN_MEMORY_BUDGET_MB", "1024"))
+# A run whose estimated time (scheduler_core.limits.estimate_seconds x this factor) exceeds
+# ATLAS_RUN_SOFT_TIME_LIMIT is refused before queueing; > 1 for workers slower than the benchmark's.
+ATLAS_RUN_SPEED_FACTOR = float(os.environ.get("ATLAS_RUN_SPEED_FACTOR", "1.0"))
 # Each worker pool process gets this address-space limit (RLIMIT_AS): a run that outgrows it fails
 # with a MemoryError, recorded as the run's reason, and the worker lives on. 0 = no limit.
 ATLAS_WORKER_MEMORY_LIMIT_MB = int(os.environ.get("ATLAS_WORKER_MEMORY_LIMIT_MB", "2048"))

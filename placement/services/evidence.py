@@ -176,8 +176,8 @@ def _check_budget(scenario) -> None:
     """Refuse, before anything is queued, a run bigger than this installation lets one run be.
 
     The scenario-wide limits (scheduler_core.limits) already hold; these are the worker's budget:
-    settings ATLAS_RUN_MAX_GPUS, ATLAS_RUN_MAX_JOBS and the predicted peak memory against
-    ATLAS_RUN_MEMORY_BUDGET_MB."""
+    settings ATLAS_RUN_MAX_GPUS, ATLAS_RUN_MAX_JOBS, the predicted peak memory against
+    ATLAS_RUN_MEMORY_BUDGET_MB and the predicted run time against the soft time limit."""
     from scheduler_core.limits import estimate_cost, over_limits
 
     cost = estimate_cost(scenario)
@@ -187,12 +187,25 @@ def _check_budget(scenario) -> None:
     for key, limit in budget.items():
         for loc, message in over_limits(cost, {key: limit}, who="a run here"):
             errors.setdefault(f"scenario.{loc}", []).append(f"{message} ({names[key]}).")
+    seconds, limit = run_seconds_estimate(cost), settings.CELERY_TASK_SOFT_TIME_LIMIT
+    if seconds > limit:
+        errors.setdefault("scenario", []).append(
+            f"This run would take about {seconds:,.0f} s on a worker ({cost.jobs:,} jobs on {cost.nodes:,} nodes); "
+            f"a run here may take at most {limit:,} s (ATLAS_RUN_SOFT_TIME_LIMIT). Use fewer jobs or nodes.")
     if cost.memory_mib > settings.ATLAS_RUN_MEMORY_BUDGET_MB:
         errors.setdefault("scenario", []).append(
             f"This run would need about {cost.memory_mib:,} MiB; a run here may use at most "
             f"{settings.ATLAS_RUN_MEMORY_BUDGET_MB:,} MiB (ATLAS_RUN_MEMORY_BUDGET_MB). Use fewer GPUs, jobs or events.")
     if errors:
         raise ValidationError(errors)
+
+
+def run_seconds_estimate(cost) -> float:
+    """The simulator's measured cost per event (scheduler_core.limits.estimate_seconds) scaled by
+    ATLAS_RUN_SPEED_FACTOR for workers slower (> 1) or faster (< 1) than the benchmark machine."""
+    from scheduler_core.limits import estimate_seconds
+
+    return estimate_seconds(cost) * settings.ATLAS_RUN_SPEED_FACTOR
 
 
 def _check_active_runs(user) -> None:
