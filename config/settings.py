@@ -171,6 +171,9 @@ ATLAS_RUN_MAX_ATTEMPTS = int(os.environ.get("ATLAS_RUN_MAX_ATTEMPTS", "2"))
 ATLAS_RUN_MAX_GPUS = int(os.environ.get("ATLAS_RUN_MAX_GPUS", "16384"))
 ATLAS_RUN_MAX_JOBS = int(os.environ.get("ATLAS_RUN_MAX_JOBS", "200000"))
 ATLAS_RUN_MEMORY_BUDGET_MB = int(os.environ.get("ATLAS_RUN_MEMORY_BUDGET_MB", "1024"))
+# A run whose estimated time (scheduler_core.limits.estimate_seconds x this factor) exceeds
+# ATLAS_RUN_SOFT_TIME_LIMIT is refused before queueing; > 1 for workers slower than the benchmark's.
+ATLAS_RUN_SPEED_FACTOR = float(os.environ.get("ATLAS_RUN_SPEED_FACTOR", "1.0"))
 # Each worker pool process gets this address-space limit (RLIMIT_AS): a run that outgrows it fails
 # with a MemoryError, recorded as the run's reason, and the worker lives on. 0 = no limit.
 ATLAS_WORKER_MEMORY_LIMIT_MB = int(os.environ.get("ATLAS_WORKER_MEMORY_LIMIT_MB", "2048"))
@@ -180,8 +183,14 @@ ATLAS_RUN_MAX_ACTIVE_PER_USER = int(os.environ.get("ATLAS_RUN_MAX_ACTIVE_PER_USE
 # with a 503. The sweep re-sends runs that never reached the broker after the grace period and
 # fails runs no worker picked up within the queue timeout.
 ATLAS_BROKER_CONNECT_TIMEOUT = float(os.environ.get("ATLAS_BROKER_CONNECT_TIMEOUT", "1"))
+# A hung broker (accepts connections, never answers): a publish waits at most this much longer.
+ATLAS_BROKER_PUBLISH_TIMEOUT = float(os.environ.get("ATLAS_BROKER_PUBLISH_TIMEOUT", "1.5"))
 ATLAS_RUN_SEND_GRACE = int(os.environ.get("ATLAS_RUN_SEND_GRACE", "60"))
 ATLAS_RUN_QUEUE_TIMEOUT = int(os.environ.get("ATLAS_RUN_QUEUE_TIMEOUT", "21600"))
+# A queued run is a promise kept by the database, not the broker: `sweep_stale_runs` (and a
+# resubmission) sends a run still queued this long after its last send again, with the same task
+# id; a broker restarted without persistence loses nothing accepted (docs/deploy.md "Broker").
+ATLAS_RUN_RESEND_AFTER = int(os.environ.get("ATLAS_RUN_RESEND_AFTER", "180"))
 # The run page's verdict band (~60 short simulations) is computed in a task stopped after this (s).
 ATLAS_BAND_TIME_LIMIT = int(os.environ.get("ATLAS_BAND_TIME_LIMIT", "120"))
 

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from placement.parsing import ParseProblem, load_yaml
 from placement.schemas import CatalogVocabulary, ProjectDocument, builtin_vocabulary, format_error_location
 
 
@@ -82,21 +83,13 @@ def read_catalog_dir(directory: Path, vocabulary: CatalogVocabulary | None = Non
     files_by_slug: dict[str, str] = {}
     for path in files:
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"line {mark.line + 1}" if mark else "(document)"
-            errors.append(CatalogError(path.name, where, f"not valid YAML: {getattr(exc, 'problem', exc)}"))
-            continue
-        except UnicodeDecodeError as exc:
-            errors.append(CatalogError(path.name, "(document)",
-                                       f"not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"))
+            data = load_yaml(path.read_bytes())
+        except ParseProblem as exc:
+            reason = f"not valid YAML: {exc.reason}" if exc.syntax else exc.reason
+            errors.append(CatalogError(path.name, exc.where or "(document)", reason))
             continue
         except OSError as exc:
             errors.append(CatalogError(path.name, "(document)", f"cannot read: {exc.strerror or exc}"))
-            continue
-        except RecursionError:
-            errors.append(CatalogError(path.name, "(document)", "nested too deeply to read"))
             continue
         try:
             doc = parse_document(data, path.name, vocabulary)

@@ -23,9 +23,10 @@ class SimulationTask(Task):
                 args[0], f"the run was stopped at its hard time limit of {limit} s (ATLAS_RUN_TIME_LIMIT)")
 
 
-@shared_task(name="placement.execute_simulation", base=SimulationTask, acks_late=True, reject_on_worker_lost=True)
-def execute_simulation(run_id: int) -> str:
-    return evidence.simulation_execute(run_id)
+@shared_task(name="placement.execute_simulation", base=SimulationTask, bind=True, acks_late=True, reject_on_worker_lost=True)
+def execute_simulation(self, run_id: int) -> str:
+    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+    return evidence.simulation_execute(run_id, redelivered=redelivered)
 
 
 @shared_task(name="placement.fail_stale_runs")

@@ -69,6 +69,35 @@ class RunCost:
         return -(-self.memory_bytes // 2**20)
 
 
+# Run time (issue 39.2), measured with benchmarks/estimate_bench.py (2 shared cores, CPython 3.11).
+# A job event (arrival, admission, start, finish: ~4 per training/batch job) costs ~180 us plus
+# ~6 us per node its scheduling pass visits (16 nodes: 0.27 ms, 512 nodes: 3.2 ms); each of the
+# ~240 time-series samples ~40 us plus ~25 us per node; an inference replica ~25 ms over a run
+# (its latency model at every sample). Runs under a second vary ~2x with the policy's own fixed
+# costs, far from any limit.
+SECONDS_BASE = 0.005
+SAMPLE_EVENTS = 240
+SECONDS_PER_SAMPLE = 40e-6
+SECONDS_PER_SAMPLE_PER_NODE = 25e-6
+EVENTS_PER_JOB = 4
+SECONDS_PER_EVENT = 180e-6
+SECONDS_PER_EVENT_PER_NODE = 6e-6
+SECONDS_PER_REPLICA = 0.025
+
+
+def estimate_events(cost: RunCost) -> int:
+    """Events a run processes besides its time-series samples."""
+    return EVENTS_PER_JOB * cost.jobs + cost.events + cost.rate_steps
+
+
+def estimate_seconds(cost: RunCost) -> float:
+    """Predicted wall time of a run on one worker process, from the document's sizes alone
+    (benchmarks/estimate_bench.py prints it against measured runs)."""
+    return (SECONDS_BASE + SECONDS_PER_REPLICA * cost.inference_replicas
+            + SAMPLE_EVENTS * (SECONDS_PER_SAMPLE + SECONDS_PER_SAMPLE_PER_NODE * cost.nodes)
+            + estimate_events(cost) * (SECONDS_PER_EVENT + SECONDS_PER_EVENT_PER_NODE * cost.nodes))
+
+
 def estimate_cost(sc: "Scenario") -> RunCost:
     """Sizes counted from the document alone (nothing is expanded, so this is cheap at any size)."""
     from scheduler_core.scenario import InferenceWorkload

@@ -380,6 +380,9 @@ def read_pods(doc, node_group: dict[str, str], groups: dict[str, _Group], errors
             continue
         if request is None:
             continue
+        if problem := _too_many_gpus(request, groups):  # a bound, see _too_many_gpus
+            errors.append(f"{where}: {problem}")
+            continue
         node = (pod.get("spec") or {}).get("nodeName")
         if node and node not in node_group:
             errors.append(f"{where}: spec.nodeName: {node!r} is not a GPU node of nodes.json")
@@ -424,6 +427,16 @@ def read_pods(doc, node_group: dict[str, str], groups: dict[str, _Group], errors
                 workload["memory_gib"] = memory_gib
         workloads.append(workload)
     return _merge_identical_jobs(workloads), tenant_queue, pods_read
+
+
+def _too_many_gpus(request, groups: dict[str, _Group]) -> str | None:
+    """A pod runs on one node: a whole-GPU request above the largest GPU node of the snapshot can
+    never be placed (its run would "succeed" with the job never started)."""
+    most = max((g.gpus_per_node for g in groups.values()), default=0)
+    if request.mig_profile or request.gpus <= most:
+        return None
+    return (f"resources: nvidia.com/gpu: {request.gpus:,} GPUs; a pod runs on one node and the largest GPU node "
+            f"of nodes.json has {most}")
 
 
 def _merge_identical_jobs(workloads: list[dict]) -> list[dict]:

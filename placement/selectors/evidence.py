@@ -23,6 +23,7 @@ class ScenarioInfo:
     title: str
     description: str
     file: str
+    estimate_s: float | None = None  # predicted run time on a worker (placement.services.evidence)
 
 
 @lru_cache(maxsize=1)
@@ -36,9 +37,22 @@ def builtin_scenarios() -> list[ScenarioInfo]:
                 title=str(data.get("name", path.stem)),
                 description=str(data.get("description", "")).strip(),
                 file=path.name,
+                estimate_s=_estimate(data),
             )
         )
     return infos
+
+
+def _estimate(data: dict) -> float | None:
+    from scheduler_core.limits import estimate_cost
+    from scheduler_core.scenario import parse_scenario
+
+    from placement.services.evidence import run_seconds_estimate
+
+    try:
+        return run_seconds_estimate(estimate_cost(parse_scenario(data)))
+    except Exception:  # noqa: BLE001 - a file the lint reports; the page still lists it
+        return None
 
 
 def builtin_scenario_document(name: str) -> dict | None:

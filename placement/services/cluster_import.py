@@ -4,25 +4,47 @@ whole snapshot was understood."""
 
 from __future__ import annotations
 
-import json
-
 from django.core.exceptions import ValidationError
 
 from placement.deploy.cluster_import import SnapshotInvalid, cluster_scenario
+from placement.parsing import ParseProblem, load_json
 
 MAX_SNAPSHOT_BYTES = 128 * 1024 * 1024  # a 5,000-node cluster's nodes and pods are ~20 MB each
 MAX_ERRORS_SHOWN = 50
 
 
 def decode_snapshot_file(raw: bytes, field: str):
+    """One kubectl JSON file, read through the bounded parser (placement.parsing): a problem is
+    {field: ["line L column C: reason"]}."""
     if len(raw) > MAX_SNAPSHOT_BYTES:
         raise ValidationError({field: [f"The file is larger than {MAX_SNAPSHOT_BYTES // (1024 * 1024)} MiB."]})
     try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValidationError({field: [f"Not JSON (the output of kubectl get ... -o json): {exc}"]}) from None
-    except RecursionError:
-        raise ValidationError({field: ["Nested too deeply to be kubectl output."]}) from None
+        return load_json(raw)
+    except ParseProblem as exc:
+        problem = f"Not JSON (the output of kubectl get ... -o json): {exc}" if exc.syntax else str(exc)
+        raise ValidationError({field: [problem]}) from None
+
+
+def duplicate_names(doc, source: str) -> list[str]:
+    """Two objects of one kind, namespace and name: Kubernetes never lists such a pair, and the
+    second would silently replace the first. One message per duplicate, naming it."""
+    items = doc.get("items") if isinstance(doc, dict) else doc
+    seen: dict[tuple, int] = {}
+    problems = []
+    for i, obj in enumerate(items if isinstance(items, list) else []):
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if not isinstance(name, str):
+            continue  # the shape checks name it
+        namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
+        kind = obj.get("kind") if isinstance(obj.get("kind"), str) else "object"
+        key = (kind, namespace, name)
+        if key in seen:
+            label = f"{namespace}/{name}" if namespace else name
+            problems.append(f"{source}: items[{i}]: two {kind.lower()}s named {label} (items[{seen[key]}] and items[{i}])")
+        else:
+            seen[key] = i
+    return problems
 
 
 def snapshot_scenario(nodes, pods, queues=None, *, name: str = "imported-cluster", horizon: str = "24h") -> dict:
@@ -30,6 +52,10 @@ def snapshot_scenario(nodes, pods, queues=None, *, name: str = "imported-cluster
     if not name or len(name) > 200:
         raise ValidationError({"name": ["A scenario name has 1 to 200 characters."]})
     try:
+        duplicates = [p for doc, source in ((nodes, "nodes.json"), (pods, "pods.json"), (queues, "queues.json"))
+                      for p in duplicate_names(doc, source)]
+        if duplicates:
+            raise SnapshotInvalid(duplicates)
         return cluster_scenario(nodes, pods, queues, name=name, horizon=horizon)
     except SnapshotInvalid as exc:
         shown = exc.errors[:MAX_ERRORS_SHOWN]

@@ -66,31 +66,62 @@ class TooManyActiveRuns(RunNotAccepted):
 
 
 def _enqueue(run: SimulationRun) -> None:
-    from placement.tasks import execute_simulation
-
     # Send only after the run row is committed, so the worker always finds it. A send that fails
     # removes the row again (see _send_or_withdraw): a client told 503 has no run.
-    transaction.on_commit(lambda: _send_or_withdraw([run.pk], lambda producer: _send(run.pk, execute_simulation, producer)))
+    transaction.on_commit(lambda: _send_or_withdraw([run.pk]))
 
 
-def _publish(send) -> None:
-    """Hand messages to the broker, failing fast: one connection attempt bounded by
-    ATLAS_BROKER_CONNECT_TIMEOUT and no publish retries, so a broker outage answers in about a
-    second instead of Celery's default ~20 s of retries. Raises QueueUnavailable."""
-    from kombu.exceptions import KombuError
+def _publish(send):
+    """Hand messages to the broker, failing fast; returns what `send(producer)` returns.
+
+    `send` talks to the broker only (no database work: it may run in a helper thread). One
+    connection attempt bounded by ATLAS_BROKER_CONNECT_TIMEOUT, no publish retries, socket reads
+    bounded by ATLAS_BROKER_PUBLISH_TIMEOUT, and the whole publish bounded by the sum of both: a
+    broker that is down or hung (accepts connections, never answers) answers QueueUnavailable in
+    seconds instead of holding the web worker."""
+    import threading
 
     from config.celery import app
 
-    try:
+    if app.conf.task_always_eager:  # runs the task inline, in this thread and transaction
         with app.producer_or_acquire() as producer:
-            if not app.conf.task_always_eager:
-                producer.connection.ensure_connection(
-                    max_retries=1, interval_start=0, interval_step=0.2, timeout=settings.ATLAS_BROKER_CONNECT_TIMEOUT)
-            send(producer)
-    except (KombuError, OSError) as exc:
-        log.warning("task queue unavailable: %s", exc)
-        raise QueueUnavailable(
-            f"The task queue is unavailable ({exc}); nothing was queued. Try again in a minute.") from None
+            return send(producer)
+    connect, read = settings.ATLAS_BROKER_CONNECT_TIMEOUT, settings.ATLAS_BROKER_PUBLISH_TIMEOUT
+    outcome: dict = {}
+
+    def publish() -> None:
+        try:
+            options = {"socket_connect_timeout": connect, "socket_timeout": read}
+            with app.connection_for_write(transport_options=options) as connection:
+                connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, timeout=connect)
+                outcome["value"] = send(connection.Producer())
+        except Exception as exc:  # judged below, in the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=publish, name="atlas-publish", daemon=True)
+    thread.start()
+    thread.join(connect + read)
+    if thread.is_alive():
+        problem = f"the broker did not answer within {connect + read:g} s"
+    elif "error" in outcome:
+        problem = _broker_error(outcome["error"])
+    else:
+        return outcome.get("value")
+    log.warning("task queue unavailable: %s", problem)
+    raise QueueUnavailable(f"The task queue is unavailable ({problem}); nothing was queued. Try again in a minute.")
+
+
+def _broker_error(exc: Exception) -> str:
+    """What a failed publish says, or re-raise an error that is not the broker's."""
+    from kombu.exceptions import KombuError
+
+    try:
+        from redis.exceptions import RedisError
+    except ImportError:  # pragma: no cover - redis is a dependency
+        RedisError = OSError
+    if isinstance(exc, (KombuError, OSError, RedisError)):
+        return str(exc)
+    raise exc
 
 
 def run_for(user, stack, scenario_name, document, seed, sweep) -> tuple[SimulationRun, bool]:
@@ -101,33 +132,43 @@ def run_for(user, stack, scenario_name, document, seed, sweep) -> tuple[Simulati
 def queue_group(user, run_ids: list[int]) -> None:
     """Queue new runs as one Celery group once the transaction commits (inside an atomic block)."""
     _check_active_runs(user)
-    transaction.on_commit(lambda: _send_or_withdraw(run_ids, lambda producer: _send_group(run_ids, producer)))
+    transaction.on_commit(lambda: _send_or_withdraw(run_ids))
 
 
-def _send(run_id: int, task, producer) -> None:
-    result = task.apply_async(args=[run_id], producer=producer, retry=False)
-    SimulationRun.objects.filter(pk=run_id, task_id="").update(task_id=result.id or "")
-
-
-def _send_group(run_ids: list[int], producer) -> None:
+def _send(run_ids: list[int], task_id: str | None = None) -> None:
+    """Send the runs' messages (several as one Celery group) and record their task ids; a queued
+    run's `heartbeat_at` records its last send (the sweep re-sends a run whose last send is older
+    than ATLAS_RUN_RESEND_AFTER). `task_id` re-sends one run under the id it already has.
+    Raises QueueUnavailable."""
     from celery import group
 
     from placement.tasks import execute_simulation
 
-    result = group(execute_simulation.s(pk) for pk in run_ids).apply_async(producer=producer, retry=False)
-    for run_id, sent in zip(run_ids, result.results):
-        SimulationRun.objects.filter(pk=run_id, task_id="").update(task_id=sent.id or "")
+    def send(producer) -> list[str]:
+        if len(run_ids) == 1:
+            return [execute_simulation.apply_async(args=run_ids, producer=producer, retry=False, task_id=task_id).id]
+        result = group(execute_simulation.s(pk) for pk in run_ids).apply_async(producer=producer, retry=False)
+        return [sent.id for sent in result.results]
+
+    for run_id, sent_id in zip(run_ids, _publish(send)):
+        SimulationRun.objects.filter(pk=run_id, task_id="").update(task_id=sent_id or "")
+    SimulationRun.objects.filter(pk__in=run_ids, status=SimulationRun.QUEUED).update(heartbeat_at=timezone.now())
 
 
-def _send_or_withdraw(run_ids: list[int], send) -> None:
-    """Publish; when the broker refuses, delete the new runs (their sweep too) so nothing is left
-    queued that no worker will ever receive."""
+def _send_or_withdraw(run_ids: list[int]) -> None:
+    """Send; when the broker refuses, delete the new runs and their sweep (with the stacks an
+    evidence ranking saved for it) so nothing is left queued that no worker will ever receive."""
+    from placement.selectors.evaluation import EVALUATION_PREFIX
+
     try:
-        _publish(send)
+        _send(run_ids)
     except QueueUnavailable:
         runs = SimulationRun.objects.filter(pk__in=run_ids, status=SimulationRun.QUEUED, attempts=0)
-        Sweep.objects.filter(pk__in=runs.exclude(sweep=None).values("sweep")).delete()
+        sweeps = Sweep.objects.filter(pk__in=list(runs.exclude(sweep=None).values_list("sweep", flat=True)))
+        saved_for_it = Stack.objects.filter(sweeps__in=sweeps.filter(name__startswith=EVALUATION_PREFIX))
         runs.delete()
+        Stack.objects.filter(pk__in=list(saved_for_it.values_list("pk", flat=True))).delete()
+        sweeps.delete()
         raise
 
 
@@ -135,8 +176,8 @@ def _check_budget(scenario) -> None:
     """Refuse, before anything is queued, a run bigger than this installation lets one run be.
 
     The scenario-wide limits (scheduler_core.limits) already hold; these are the worker's budget:
-    settings ATLAS_RUN_MAX_GPUS, ATLAS_RUN_MAX_JOBS and the predicted peak memory against
-    ATLAS_RUN_MEMORY_BUDGET_MB."""
+    settings ATLAS_RUN_MAX_GPUS, ATLAS_RUN_MAX_JOBS, the predicted peak memory against
+    ATLAS_RUN_MEMORY_BUDGET_MB and the predicted run time against the soft time limit."""
     from scheduler_core.limits import estimate_cost, over_limits
 
     cost = estimate_cost(scenario)
@@ -146,12 +187,25 @@ def _check_budget(scenario) -> None:
     for key, limit in budget.items():
         for loc, message in over_limits(cost, {key: limit}, who="a run here"):
             errors.setdefault(f"scenario.{loc}", []).append(f"{message} ({names[key]}).")
+    seconds, limit = run_seconds_estimate(cost), settings.CELERY_TASK_SOFT_TIME_LIMIT
+    if seconds > limit:
+        errors.setdefault("scenario", []).append(
+            f"This run would take about {seconds:,.0f} s on a worker ({cost.jobs:,} jobs on {cost.nodes:,} nodes); "
+            f"a run here may take at most {limit:,} s (ATLAS_RUN_SOFT_TIME_LIMIT). Use fewer jobs or nodes.")
     if cost.memory_mib > settings.ATLAS_RUN_MEMORY_BUDGET_MB:
         errors.setdefault("scenario", []).append(
             f"This run would need about {cost.memory_mib:,} MiB; a run here may use at most "
             f"{settings.ATLAS_RUN_MEMORY_BUDGET_MB:,} MiB (ATLAS_RUN_MEMORY_BUDGET_MB). Use fewer GPUs, jobs or events.")
     if errors:
         raise ValidationError(errors)
+
+
+def run_seconds_estimate(cost) -> float:
+    """The simulator's measured cost per event (scheduler_core.limits.estimate_seconds) scaled by
+    ATLAS_RUN_SPEED_FACTOR for workers slower (> 1) or faster (< 1) than the benchmark machine."""
+    from scheduler_core.limits import estimate_seconds
+
+    return estimate_seconds(cost) * settings.ATLAS_RUN_SPEED_FACTOR
 
 
 def _check_active_runs(user) -> None:
@@ -188,7 +242,27 @@ def simulation_start(
         if created:
             _check_active_runs(user)
             _enqueue(run)
+    if not created and _resend_due(run, timezone.now()):
+        # A stuck run (its message lost with the broker) is sent again, not just returned.
+        _resend(run.pk)
     return run, created
+
+
+def _last_sent(run: SimulationRun):
+    return run.heartbeat_at or run.created_at
+
+
+def _resend_due(run: SimulationRun, now) -> bool:
+    return (run.status == SimulationRun.QUEUED and bool(run.task_id)
+            and _last_sent(run) < now - timedelta(seconds=settings.ATLAS_RUN_RESEND_AFTER))
+
+
+def _resend(run_id: int) -> None:
+    """Send a queued run again under its own task id: the database says it must run, whether or
+    not the broker still holds its message (a duplicate is skipped by simulation_execute).
+    Raises QueueUnavailable; the run stays queued for the next sweep."""
+    run = SimulationRun.objects.get(pk=run_id)
+    _send([run.pk], task_id=run.task_id)
 
 
 def _run_for(user, stack, scenario_name, document, seed, sweep) -> tuple[SimulationRun, bool]:
@@ -249,15 +323,20 @@ class _ProgressWriter:
         )
 
 
-def simulation_execute(run_id: int) -> str:
+def simulation_execute(run_id: int, redelivered: bool = False) -> str:
     """Run one simulation (called by the Celery task). Idempotent: a finished run is left alone,
-    so a redelivered message after a worker loss cannot compute or store twice."""
+    so a redelivered message after a worker loss cannot compute or store twice, and a re-sent
+    duplicate of a run another worker is running (fresh heartbeat) is skipped; a message the
+    broker redelivered because its worker was lost restarts the run."""
     from scheduler_core import simulate
     from scheduler_core.scenario import Scenario
 
     with transaction.atomic():
         run = SimulationRun.objects.select_for_update().filter(pk=run_id).first()
         if run is None or run.is_finished:
+            return "skipped"
+        if (run.status == SimulationRun.RUNNING and not redelivered and run.heartbeat_at
+                and run.heartbeat_at >= timezone.now() - _heartbeat_timeout()):
             return "skipped"
         if run.attempts >= _max_attempts():
             _fail(run, f"gave up after {run.attempts} attempts: the worker was lost each time")
@@ -366,10 +445,11 @@ def simulation_recover_queued(now=None) -> dict[str, int]:
 
     A run whose message never reached the broker (no task id: the web process died or the broker
     failed between commit and send) is sent again, or failed with the reason if the broker still
-    refuses. A run that was sent but has waited longer than ATLAS_RUN_QUEUE_TIMEOUT (its message
-    lost, e.g. a broker restarted without persistence) is failed with that reason; submitting it
-    again starts a fresh run."""
-    from placement.tasks import execute_simulation
+    refuses. A sent run still queued ATLAS_RUN_RESEND_AFTER seconds after its last send is sent
+    again under the same task id (its message may have been lost, e.g. a broker restarted without
+    persistence; a duplicate is skipped by the worker). A run no worker picked up within
+    ATLAS_RUN_QUEUE_TIMEOUT of being queued is failed with that reason."""
+    from django.db.models.functions import Coalesce
 
     now = now or timezone.now()
     counts = {"resent": 0, "failed": 0}
@@ -377,7 +457,7 @@ def simulation_recover_queued(now=None) -> dict[str, int]:
     grace = now - timedelta(seconds=settings.ATLAS_RUN_SEND_GRACE)
     for run_id in list(queued.filter(task_id="", created_at__lt=grace).values_list("pk", flat=True)):
         try:
-            _publish(lambda producer, run_id=run_id: _send(run_id, execute_simulation, producer))
+            _send([run_id])
             counts["resent"] += 1
         except QueueUnavailable as exc:
             with transaction.atomic():
@@ -387,8 +467,17 @@ def simulation_recover_queued(now=None) -> dict[str, int]:
                     counts["failed"] += 1
     timeout = settings.ATLAS_RUN_QUEUE_TIMEOUT
     cutoff = now - timedelta(seconds=timeout)
-    waited = queued.exclude(task_id="").filter(
-        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at=None, created_at__lt=cutoff))
+    sent = queued.exclude(task_id="").annotate(queued_since=Coalesce("started_at", "created_at"))
+    waited = sent.filter(queued_since__lt=cutoff)
+    resend_cutoff = now - timedelta(seconds=settings.ATLAS_RUN_RESEND_AFTER)
+    due = sent.filter(queued_since__gte=cutoff).filter(
+        Q(heartbeat_at__lt=resend_cutoff) | Q(heartbeat_at=None, created_at__lt=resend_cutoff))
+    for run_id in list(due.values_list("pk", flat=True)):
+        try:
+            _resend(run_id)
+            counts["resent"] += 1
+        except QueueUnavailable:
+            break  # the broker refuses: every run stays queued for the next sweep
     for run_id in list(waited.values_list("pk", flat=True)):
         with transaction.atomic():
             run = SimulationRun.objects.select_for_update().get(pk=run_id)

@@ -90,11 +90,13 @@ def event_publish(event: str, payload: dict) -> list[int]:
 def _enqueue(ids: list[int], countdown: int | None = None) -> None:
     from placement.tasks import deliver_webhook
 
-    for pk in ids:
-        try:
-            deliver_webhook.apply_async(args=[pk], countdown=countdown)
-        except Exception:  # broker down: the outbox row stays pending; the sweeper sends it later
-            pass
+    from placement.services.evidence import QueueUnavailable, _publish
+
+    try:
+        _publish(lambda producer: [deliver_webhook.apply_async(args=[pk], countdown=countdown, producer=producer, retry=False)
+                                   for pk in ids])
+    except QueueUnavailable:  # broker down or hung: the outbox rows stay pending; the sweeper sends them later
+        pass
 
 
 def webhook_deliver(delivery_id: int, *, now=None) -> tuple[str, int]:

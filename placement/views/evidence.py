@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-import yaml
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
@@ -15,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from placement.charts import comparison_charts, run_charts
 from placement.models import SimulationRun, Stack, StoryBand, Sweep
+from placement.parsing import ParseProblem, load_yaml
 from placement.selectors.evidence import (
     builtin_scenarios,
     run_timeline,
@@ -35,11 +35,10 @@ def _uploaded_scenario(request) -> dict | None:
     if upload.size > MAX_UPLOAD_BYTES:
         raise ValidationError({"scenario_file": [f"The file is larger than {MAX_UPLOAD_BYTES // 1024} KiB."]})
     try:
-        data = yaml.safe_load(upload.read().decode("utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ValidationError({"scenario_file": [f"Not a YAML or JSON document: {exc}"]}) from None
-    except RecursionError:
-        raise ValidationError({"scenario_file": ["The document is nested too deeply to read."]}) from None
+        data = load_yaml(upload.read())
+    except ParseProblem as exc:
+        problem = f"Not a YAML or JSON document: {exc}" if exc.syntax else str(exc)
+        raise ValidationError({"scenario_file": [problem]}) from None
     if not isinstance(data, dict):
         raise ValidationError({"scenario_file": ["A scenario file holds a mapping (YAML or JSON object)."]})
     return data

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -138,6 +139,7 @@ def stack_detail(request, pk: int):
             "c": stack.composition,
             "runs": stack_evidence(stack),
             "scenarios": builtin_scenarios(),
+            "run_time_limit": settings.CELERY_TASK_SOFT_TIME_LIMIT,
             "other_stacks": Stack.objects.exclude(pk=stack.pk)[:50],
             "can_change": can(request.user, "review") or (can(request.user, "save_stack") and stack.created_by_id == request.user.pk),
         },

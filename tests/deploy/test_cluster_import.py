@@ -103,7 +103,7 @@ def test_import_command_writes_the_scenario_only_when_the_whole_snapshot_is_unde
     assert not out2.exists()
     not_json = tmp_path / "pods.json"
     not_json.write_text("NAME READY STATUS")
-    with pytest.raises(CommandError, match="pods: Not JSON"):
+    with pytest.raises(CommandError, match="pods.json: Not JSON"):
         call_command("import_cluster", str(SAMPLE / "nodes.json"), str(not_json))
 
 
@@ -175,7 +175,7 @@ def test_a_snapshot_nested_100000_deep_is_refused_naming_the_upload_and_nothing_
         "pods_file": SimpleUploadedFile("pods.json", (SAMPLE / "pods.json").read_bytes()),
     }, follow=True)
     assert response.status_code == 200
-    assert "nodes_file: Nested too deeply" in response.content.decode()
+    assert "nodes_file: nested too deeply" in response.content.decode()
     assert not SimulationRun.objects.exists()
 
 

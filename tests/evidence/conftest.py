@@ -98,17 +98,25 @@ def _reset_connections(app) -> None:
     app.amqp._producer_pool = None
 
 
-@pytest.fixture
-def worker_factory(celery_broker, tmp_path, settings):
+def _worker_env(broker: str) -> dict[str, str]:
     db = connection.settings_dict
     env = dict(os.environ)
     env.update(
         DATABASE_URL=f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
-        CELERY_BROKER_URL=BROKER,
-        CELERY_RESULT_BACKEND=BROKER,
+        CELERY_BROKER_URL=broker,
+        CELERY_RESULT_BACKEND=broker,
         ATLAS_RUN_HEARTBEAT_TIMEOUT="3",
         DJANGO_SETTINGS_MODULE="config.settings",
     )
+    return env
+
+
+@pytest.fixture
+def worker_factory(celery_broker, tmp_path, settings):
+    yield from _workers(_worker_env(BROKER), tmp_path)
+
+
+def _workers(env: dict[str, str], tmp_path: Path):
     workers: list[Worker] = []
 
     def start(name: str = "w1", **extra_env: str) -> Worker:
@@ -129,3 +137,64 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2, what: str 
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+class PrivateRedis:
+    """A redis-server of the test's own, without persistence (no RDB, no AOF), like the probe's
+    production broker: `restart()` loses every message it held; `pause()` SIGSTOPs it (a hung
+    broker: connections are accepted by the kernel, nothing answers)."""
+
+    def __init__(self, tmp: Path):
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.dir = tmp
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> "PrivateRedis":
+        self.proc = subprocess.Popen(
+            ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "", "--appendonly", "no",
+             "--dir", str(self.dir)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        wait_for(lambda: _redis_answers(self.url), timeout=20, what="the private Redis to answer")
+        return self
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def pause(self) -> None:
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.kill(self.proc.pid, signal.SIGCONT)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.resume()
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def private_redis(transactional_db, ensure_catalog, tmp_path):
+    """The app's Celery pointed at a private Redis without persistence (not eager)."""
+    from config.celery import app
+
+    server = PrivateRedis(tmp_path).start()
+    saved = {k: app.conf[k] for k in ("broker_url", "result_backend", "task_always_eager")}
+    app.conf.update(broker_url=server.url, result_backend=None, task_always_eager=False)
+    _reset_connections(app)
+    yield server
+    server.stop()
+    app.conf.update(saved)
+    _reset_connections(app)
+
+
+@pytest.fixture
+def private_worker_factory(private_redis, tmp_path):
+    """Celery workers on the private Redis (see `private_redis`)."""
+    yield from _workers(_worker_env(private_redis.url), tmp_path)

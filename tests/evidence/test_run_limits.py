@@ -87,3 +87,26 @@ def test_a_run_past_its_soft_time_limit_is_failed_with_the_reason(architect, mon
     run.refresh_from_db()
     assert run.status == SimulationRun.FAILED
     assert "longer than its time limit" in run.error and "ATLAS_RUN_SOFT_TIME_LIMIT" in run.error
+
+
+def test_a_run_that_cannot_finish_within_the_time_limit_is_refused_with_the_estimate(architect):
+    pool = {"node_groups": [{"name": "big", "count": 2048, "gpus_per_node": 8}]}
+    workloads = [{"kind": "batch", "name": "flood", "count": 150_000, "duration": 60}]
+    body = assert_error_body(_submit(session_client(architect), {**SMALL, "pool": pool, "workloads": workloads}), 400, "scenario")
+    message = " ".join(body["errors"]["scenario"])
+    assert "This run would take about" in message and "150,000 jobs on 2,048 nodes" in message
+    assert "at most 600 s (ATLAS_RUN_SOFT_TIME_LIMIT)" in message
+    assert not SimulationRun.objects.exists()
+
+
+def test_the_stack_page_shows_each_scenarios_estimate_and_the_limit(architect):
+    from django.test import Client
+
+    from placement.services import rules
+
+    stack = rules.stack_save(user=architect, request_data={"profile": "training"}, rank=1, name="s")
+    client = Client()
+    client.force_login(architect)
+    page = client.get(f"/stacks/{stack.pk}/").content.decode()
+    assert "a run estimated over 600 s is refused" in page
+    assert "(about &lt; 1 s)" in page

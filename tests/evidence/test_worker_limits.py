@@ -27,6 +27,7 @@ def _run(pk: int) -> SimulationRun:
 def no_budget(settings):
     settings.ATLAS_RUN_MAX_JOBS = 10**6
     settings.ATLAS_RUN_MEMORY_BUDGET_MB = 10**6
+    settings.ATLAS_RUN_SPEED_FACTOR = 0  # no time budget either
 
 
 def test_a_run_past_the_worker_memory_limit_fails_and_the_worker_runs_the_next(worker_factory, architect, no_budget):

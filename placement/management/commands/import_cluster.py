@@ -22,8 +22,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, nodes, pods, queues, output, name, horizon, **options):
         try:
-            docs = [decode_snapshot_file(self._read(path), label) if path else None
-                    for path, label in ((nodes, "nodes"), (pods, "pods"), (queues, "queues"))]
+            # Keyed by the file's path: a problem prints as `file: where: reason`.
+            docs = [decode_snapshot_file(self._read(path), path) if path else None for path in (nodes, pods, queues)]
             document = snapshot_scenario(*docs, name=name, horizon=horizon)
         except ValidationError as exc:
             lines = [f"{field}: {message}" for field, messages in exc.message_dict.items() for message in messages]
