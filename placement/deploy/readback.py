@@ -102,21 +102,20 @@ def _data_plane(labels: dict, plugin_configs: dict, values: dict, kai_sharing: b
 
 def _control_plane(objects: dict, plan: dict, values: dict, kai_sharing: bool) -> dict:
     cp: dict = {"respect_device_plugin_readiness": plan.get("deviceReadinessTaint", False)}
-    kube_conf = _configmap(objects, "scheduler-config")
-    for text in kube_conf.values():
+    for text in _configmap(objects, "scheduler-config").values():
         profile = yaml.safe_load(text)["profiles"][0]
-        if profile["schedulerName"] == "default-scheduler":
-            fit = next(c for c in profile["pluginConfig"] if c["name"] == "NodeResourcesFit")
-            disabled = profile.get("plugins", {}).get("postFilter", {}).get("disabled", [])
-            cp["kube"] = {"scoring": fit["args"]["scoringStrategy"]["type"],
-                          "preemption": not any(p["name"] == "DefaultPreemption" for p in disabled)}
-        else:
-            args = profile["pluginConfig"][0]["args"]
-            cp["scheduler"] = "coscheduling"
-            cp["coscheduling"] = {"permit_waiting_timeout": args["permitWaitingTimeSeconds"],
-                                  "pod_group_backoff": args["podGroupBackoffSeconds"]}
+        fit = next(c for c in profile["pluginConfig"] if c["name"] == "NodeResourcesFit")
+        disabled = profile.get("plugins", {}).get("postFilter", {}).get("disabled", [])
+        cp["kube"] = {"scoring": fit["args"]["scoringStrategy"]["type"],
+                      "preemption": not any(p["name"] == "DefaultPreemption" for p in disabled)}
+    cos = values.get("scheduler-plugins")
+    if cos:
+        args = next(c["args"] for c in cos["pluginConfig"] if c["name"] == "Coscheduling")
+        cp["scheduler"] = "coscheduling"
+        cp["coscheduling"] = {"permit_waiting_timeout": args["permitWaitingTimeSeconds"],
+                              "pod_group_backoff": args["podGroupBackoffSeconds"]}
     if objects.get("scheduling.volcano.sh/Queue"):
-        conf = yaml.safe_load(_configmap(objects, "volcano-scheduler-configmap")["volcano-scheduler.conf"])
+        conf = yaml.safe_load(values["volcano"]["custom"]["scheduler_config_override"])
         plugins = [p for tier in conf["tiers"] for p in tier["plugins"]]
         volcano: dict = {"actions": [a.strip() for a in conf["actions"].split(",")],
                          "plugins": [p["name"] for p in plugins],
@@ -135,7 +134,7 @@ def _control_plane(objects: dict, plan: dict, values: dict, kai_sharing: bool) -
         cp["admission"] = "kueue"
         cp["kueue"] = kueue_section(objects.get("kueue.x-k8s.io/ClusterQueue", []), objects.get("kueue.x-k8s.io/LocalQueue", []),
                                     objects.get("kueue.x-k8s.io/ResourceFlavor", []), plan["pools"])
-        manager = yaml.safe_load(_configmap(objects, "kueue-manager-config").get("controller_manager_config.yaml", "{}")) or {}
+        manager = yaml.safe_load(values["kueue"]["managerConfig"]["controllerManagerConfigYaml"])
         ready = manager.get("waitForPodsReady")
         if ready:
             strategy = ready.get("requeuingStrategy", {})
@@ -167,3 +166,4 @@ def kueue_section(cluster_queues: list[dict], local_queues: list[dict], flavors:
     if topology:
         out["topology_name"] = topology
     return out
+
