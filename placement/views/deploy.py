@@ -61,7 +61,10 @@ def stack_simulate_cluster(request, pk: int):
             files[field] = decode_snapshot_file(upload.read(), field) if upload is not None else None
         document = snapshot_scenario(files["nodes_file"], files["pods_file"], files["queues_file"],
                                      name=request.POST.get("name") or "imported-cluster")
-        run, _created = evidence_services.simulation_start(user=request.user, stack=stack, scenario_document=document)
+        # A what-if changes only the node groups named here; empty: every group takes the stack.
+        chosen = request.POST.get("node_groups", "").replace(",", " ").split()
+        run, _created = evidence_services.simulation_start(user=request.user, stack=stack, scenario_document=document,
+                                                           node_groups=chosen or None)
     except ValidationError as exc:
         for field, problems in exc.message_dict.items():
             for problem in problems:

@@ -103,3 +103,41 @@ def test_duplicate_node_names_are_refused_with_the_name():
     with pytest.raises(SnapshotInvalid) as exc:
         cluster_scenario(nodes, pods, queues)
     assert any("duplicate node name 'a100-80-01'" in e for e in exc.value.errors)
+
+
+@pytest.mark.django_db
+def test_a_what_if_on_an_upload_changes_only_the_node_groups_chosen(client, architect, django_capture_on_commit_callbacks):
+    from django.urls import reverse
+
+    from placement.models import SimulationRun, Stack
+    from placement.services.rules import compose_stacks
+    from placement.services.stack_scenario import scenario_for_stack
+
+    result = compose_stacks({"profile": "mixed", "pool": {"gpu_model": "A100-80GB", "gpu_count": 32}})
+    stack = Stack.objects.create(name=result.stacks[0].title, profile="mixed", composition=result.stacks[0].model_dump(mode="json"))
+    found = cluster_scenario(*snapshot("volcano"))
+    found_planes = {g["name"]: found["stack"]["node_group_data_plane"].get(g["name"], found["stack"]["data_plane"])
+                    for g in found["pool"]["node_groups"]}
+    everywhere = scenario_for_stack(stack, scenario_name=None, document=found, seed=None)
+    chosen = "a100-pcie-40gb-4g"
+    client.force_login(architect)
+    folder = CLUSTERS / "realistic-volcano"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("stack-simulate-cluster", args=[stack.pk]), {
+            **{f"{n}_file": open(folder / f"{n}.json", "rb") for n in ("nodes", "pods", "queues")}, "node_groups": chosen})
+    run = SimulationRun.objects.get(stack=stack)
+    assert response.status_code == 302, response
+    scenario = parse_scenario(run.scenario)
+    for group in scenario.pool.node_groups:
+        plane = scenario.stack.data_plane_for(group.name).mechanism
+        if group.name == chosen:
+            assert plane == everywhere.stack.data_plane_for(chosen).mechanism
+        else:
+            assert plane == found_planes[group.name]["mechanism"], group.name
+            assert [m.model_dump(mode="json") for m in group.mig] == next(
+                g.get("mig", []) for g in found["pool"]["node_groups"] if g["name"] == group.name)
+    response = client.post(reverse("stack-simulate-cluster", args=[stack.pk]), {
+        **{f"{n}_file": open(folder / f"{n}.json", "rb") for n in ("nodes", "pods", "queues")}, "node_groups": "gpu-pool-9"},
+        follow=True)
+    assert "unknown node group(s) &#x27;gpu-pool-9&#x27;" in response.content.decode()
+    assert SimulationRun.objects.count() == 1
