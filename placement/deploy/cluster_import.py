@@ -242,8 +242,11 @@ def _group_name(model: str, gpus: int, mig: list[dict], plane: dict, taken: set[
     return name
 
 
-def read_nodes(doc, errors: list[str], source: str = "nodes.json",
-               left_out: dict[str, str] | None = None) -> tuple[list[_Group], dict[str, str], int]:
+MIG_CONFIG_STATE = "nvidia.com/mig.config.state"  # mig-manager: pending | rebooting | success | failed
+
+
+def read_nodes(doc, errors: list[str], source: str = "nodes.json", left_out: dict[str, str] | None = None,
+               reconfiguring: list[str] | None = None) -> tuple[list[_Group], dict[str, str], int]:
     """(GPU node groups, node name -> group name, CPU-only nodes skipped); ``left_out`` collects the
     GPU nodes whose model the simulator does not know (node name -> reason)."""
     groups: dict[tuple, _Group] = {}
@@ -290,6 +293,10 @@ def read_nodes(doc, errors: list[str], source: str = "nodes.json",
         except ObjectInvalid as exc:
             errors.append(f"{where}: {exc}")
             continue
+        state = labels.get(MIG_CONFIG_STATE)
+        if reconfiguring is not None and mig and state not in (None, "success"):
+            # mig-manager is applying mig.config: the node is imported with the layout being applied.
+            reconfiguring.append(f"{name} ({labels.get(t.MIG_CONFIG)}, {MIG_CONFIG_STATE}={state})")
         key = (model, physical, repr(mig), repr(sorted(plane.items(), key=str)))
         group = groups.get(key)
         if group is None:
@@ -670,7 +677,8 @@ def cluster_scenario(nodes, pods, queues=None, *, name: str = "imported-cluster"
 
     errors: list[str] = []
     left_out: dict[str, str] = {}
-    groups, node_group, cpu_only = read_nodes(nodes, errors, left_out=left_out)
+    reconfiguring: list[str] = []
+    groups, node_group, cpu_only = read_nodes(nodes, errors, left_out=left_out, reconfiguring=reconfiguring)
     if not groups and not errors:
         errors.append("nodes.json: no GPU node of a modelled GPU (no node carries nvidia.com/gpu.product or GPU capacity"
                       + (f"; left out: {'; '.join(f'{n}: {r}' for n, r in sorted(left_out.items()))}" if left_out else "") + ")")
@@ -722,7 +730,9 @@ def cluster_scenario(nodes, pods, queues=None, *, name: str = "imported-cluster"
                         "traffic until arrival_rate, service_time and slo are set."
                         + (f" Left out, with their pods: {len(left_out)} node(s) of a GPU model the simulator does not "
                            f"model: {'; '.join(f'{n}: {r}' for n, r in sorted(left_out.items())[:20])}"
-                           + (" ..." if len(left_out) > 20 else "") + "." if left_out else "")),
+                           + (" ..." if len(left_out) > 20 else "") + "." if left_out else "")
+                        + (f" Imported with the MIG layout being applied: {', '.join(reconfiguring[:20])}."
+                           if reconfiguring else "")),
         "horizon": horizon,
         "pool": {"node_groups": [{"name": g.name, "count": len(g.nodes), "gpu": g.gpu, "gpus_per_node": g.gpus_per_node,
                                   "racks": max(1, min(len(g.nodes), len(g.racks))), **({"mig": g.mig} if g.mig else {})}

@@ -63,7 +63,9 @@ def test_an_unknown_gpu_model_is_reported_by_node_and_the_rest_imports():
 
 
 def test_a_node_mid_mig_reconfiguration_takes_the_layout_being_applied():
-    groups = cluster_scenario(*snapshot("volcano"))["pool"]["node_groups"]
+    doc = cluster_scenario(*snapshot("volcano"))
+    assert "mig-02 (all-2g.20gb, nvidia.com/mig.config.state=pending)" in doc["description"]
+    groups = doc["pool"]["node_groups"]
     layouts = sorted(g["mig"][0]["layout"] for g in groups if g.get("mig"))
     assert layouts == ["all-1g.10gb", "all-2g.20gb"]
 
