@@ -22,18 +22,33 @@ from scheduler_core.hardware import GPU_SPECS
 from placement.deploy import targets as t
 from placement.deploy.data_plane import GFD_PRODUCTS
 from placement.deploy.quantity import parse_quantity
-from placement.deploy.queues import ObjectInvalid, kueue_cluster_queue, kueue_local_queue, volcano_queue
+from placement.deploy.queues import ObjectInvalid, kai_queue, kueue_cluster_queue, kueue_local_queue, volcano_queue
 
 PRODUCTS = {v.lower(): k for k, v in GFD_PRODUCTS.items()}
 SHARING_STRATEGY = "nvidia.com/gpu.sharing-strategy"   # GFD: none | time-slicing | mps
 GPU_REPLICAS = "nvidia.com/gpu.replicas"
 ACTIVE_PHASES = ("Pending", "Running")
-JOB_OWNER_LABELS = ("training.kubeflow.org/job-name", "jobset.sigs.k8s.io/jobset-name", "volcano.sh/job-name",
-                    "ray.io/cluster", "job-name", "batch.kubernetes.io/job-name")
-SERVICE_OWNER_LABELS = ("leaderworkerset.sigs.k8s.io/name",)
+# Objects that own GPU pods and may carry the queue label (kubectl get jobs,jobsets,... -A -o json), in the
+# pods or the queues file: (API group, kind).
+OWNER_KINDS = {("batch", "Job"), ("jobset.x-k8s.io", "JobSet"), ("ray.io", "RayJob"), ("ray.io", "RayCluster"),
+               ("ray.io", "RayService"), ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"), ("apps", "Deployment"),
+               ("apps", "StatefulSet"), ("apps", "ReplicaSet"), ("kubeflow.org", "PyTorchJob"), ("kubeflow.org", "MPIJob"),
+               ("batch.volcano.sh", "Job")}
+# Pod label -> the kind of object it names (when that object is not in the snapshot).
+OWNER_LABELS = (("jobset.sigs.k8s.io/jobset-name", "JobSet"), ("training.kubeflow.org/job-name", "PyTorchJob"),
+                ("leaderworkerset.sigs.k8s.io/name", "LeaderWorkerSet"), ("volcano.sh/job-name", "VolcanoJob"),
+                ("ray.io/cluster", "RayCluster"), ("job-name", "Job"), ("batch.kubernetes.io/job-name", "Job"))
+SERVICE_KINDS = {"Deployment", "StatefulSet", "ReplicaSet", "LeaderWorkerSet", "RayService"}
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
+KAI_QUEUE = "kai.scheduler/queue"
 # A snapshot holds no traffic: services are imported with no requests and a loose SLO; set
 # arrival_rate, service_time and slo in the scenario to study latency.
 SERVICE_DEFAULTS = {"arrival_rate": 0.0, "service_time": {"mean": "50ms"}, "slo": {"p99": "1s"}}
+
+
+class UnknownGpu(ValueError):
+    """A GPU product the hardware model does not know: the node is left out and reported."""
 
 
 class SnapshotInvalid(ValueError):
@@ -138,8 +153,8 @@ def _product(label: str) -> str:
     base = re.sub(r"-SHARED$", "", base)               # shared replicas without renaming
     model = PRODUCTS.get(base.lower())
     if model is None:
-        raise ObjectInvalid(f"metadata.labels.{t.GPU_PRODUCT}",
-                            f"unknown GPU product {label!r}; the simulator models {', '.join(sorted(GFD_PRODUCTS.values()))}")
+        raise UnknownGpu(f"GPU product {label!r} is not modelled (the simulator models "
+                         f"{', '.join(sorted(GFD_PRODUCTS.values()))})")
     return model
 
 
@@ -227,10 +242,16 @@ def _group_name(model: str, gpus: int, mig: list[dict], plane: dict, taken: set[
     return name
 
 
-def read_nodes(doc, errors: list[str], source: str = "nodes.json") -> tuple[list[_Group], dict[str, str], int]:
-    """(GPU node groups, node name -> group name, CPU-only nodes skipped)."""
+MIG_CONFIG_STATE = "nvidia.com/mig.config.state"  # mig-manager: pending | rebooting | success | failed
+
+
+def read_nodes(doc, errors: list[str], source: str = "nodes.json", left_out: dict[str, str] | None = None,
+               reconfiguring: list[str] | None = None) -> tuple[list[_Group], dict[str, str], int]:
+    """(GPU node groups, node name -> group name, CPU-only nodes skipped); ``left_out`` collects the
+    GPU nodes whose model the simulator does not know (node name -> reason)."""
     groups: dict[tuple, _Group] = {}
     node_group: dict[str, str] = {}
+    left_out = {} if left_out is None else left_out
     cpu_only = 0
     for i, node in enumerate(_items(doc, source, errors)):
         where = _Where(source, i, node)
@@ -260,9 +281,16 @@ def read_nodes(doc, errors: list[str], source: str = "nodes.json") -> tuple[list
             if physical > 16:
                 raise ObjectInvalid(f"metadata.labels.{t.GPU_COUNT}", f"{physical} GPUs per node (at most 16 modelled)")
             plane = _data_plane(labels, annotations, mig)
+        except UnknownGpu as exc:
+            left_out[name] = str(exc)
+            continue
         except ObjectInvalid as exc:
             errors.append(f"{where}: {exc}")
             continue
+        state = labels.get(MIG_CONFIG_STATE)
+        if reconfiguring is not None and mig and state not in (None, "success"):
+            # mig-manager is applying mig.config: the node is imported with the layout being applied.
+            reconfiguring.append(f"{name} ({labels.get(t.MIG_CONFIG)}, {MIG_CONFIG_STATE}={state})")
         key = (model, physical, repr(mig), repr(sorted(plane.items(), key=str)))
         group = groups.get(key)
         if group is None:
@@ -326,41 +354,125 @@ def _pod_request(pod: dict) -> _PodRequest | None:
     return req
 
 
-def _owner(pod: dict) -> tuple[str, str]:
-    """(workload name, 'job' | 'service') for a pod."""
+def _group_kind(obj) -> tuple[str, str]:
+    return str(obj.get("apiVersion", "")).split("/")[0] if "/" in str(obj.get("apiVersion", "")) else "", obj.get("kind", "")
+
+
+def owner_index(items: list) -> dict[tuple[str, str, str], dict]:
+    """(namespace, kind, name) -> owner object (Job, JobSet, RayJob, LWS, Deployment, ...)."""
+    out = {}
+    for obj in items:
+        if isinstance(obj, dict) and _group_kind(obj) in OWNER_KINDS and not shape_problem(obj):
+            meta = obj.get("metadata") or {}
+            kind = "VolcanoJob" if _group_kind(obj) == ("batch.volcano.sh", "Job") else obj["kind"]
+            if meta.get("name"):
+                out[(meta.get("namespace") or "default", kind, meta["name"])] = obj
+    return out
+
+
+def _parent(meta: dict, namespace: str) -> tuple[str, str] | None:
+    """The (kind, name) that controls an object: its controller ownerReference, else its labels."""
+    labels = meta.get("labels") or {}
+    refs = [r for r in meta.get("ownerReferences") or [] if r.get("name")]
+    ref = next((r for r in refs if r.get("controller")), refs[0] if refs else None)
+    if ref is not None:
+        kind, name = ref.get("kind", ""), ref["name"]
+        if kind == "Job" and str(ref.get("apiVersion", "")).startswith("batch.volcano.sh"):
+            kind = "VolcanoJob"
+        return kind, name
+    if labels.get("ray.io/originated-from-cr-name") and labels.get("ray.io/originated-from-crd"):
+        return labels["ray.io/originated-from-crd"], labels["ray.io/originated-from-cr-name"]
+    for key, kind in OWNER_LABELS:
+        if labels.get(key) and not (kind == "Job" and labels.get(key) == meta.get("name")):
+            return kind, labels[key]
+    return None
+
+
+def _above_from_labels(kind: str, labels: dict) -> tuple[str, str] | None:
+    """The owner above a ``kind`` that is not in the snapshot, as the pod's labels name it."""
+    if kind == "StatefulSet" and labels.get("leaderworkerset.sigs.k8s.io/name"):
+        return "LeaderWorkerSet", labels["leaderworkerset.sigs.k8s.io/name"]
+    if kind == "Job" and labels.get("jobset.sigs.k8s.io/jobset-name"):
+        return "JobSet", labels["jobset.sigs.k8s.io/jobset-name"]
+    if kind == "RayCluster" and labels.get("ray.io/originated-from-crd") in ("RayJob", "RayService") \
+            and labels.get("ray.io/originated-from-cr-name"):
+        return labels["ray.io/originated-from-crd"], labels["ray.io/originated-from-cr-name"]
+    return None
+
+
+def owner_chain(pod: dict, index: dict) -> list[tuple[str, str, dict]]:
+    """The pod's owners from the nearest up: (kind, name, metadata, {} when not in the snapshot)."""
     meta = pod.get("metadata") or {}
     labels = meta.get("labels") or {}
-    for key in JOB_OWNER_LABELS:
-        if labels.get(key):
-            return labels[key], "job"
-    for key in SERVICE_OWNER_LABELS:
-        if labels.get(key):
-            return labels[key], "service"
-    for ref in meta.get("ownerReferences") or []:
-        if ref.get("kind") == "ReplicaSet":
-            return re.sub(r"-[a-z0-9]{5,10}$", "", ref.get("name", "")) or meta.get("name"), "service"
-        if ref.get("kind") in ("StatefulSet", "Deployment"):
-            return ref.get("name"), "service"
-        if ref.get("name"):
-            return ref["name"], "job"
-    return meta.get("name", "pod"), "job"
+    namespace = meta.get("namespace") or "default"
+    chain: list[tuple[str, str, dict]] = []
+    parent = _parent(meta, namespace)
+    while parent is not None and len(chain) < 5:  # Pod <- ReplicaSet <- Deployment, Pod <- Job <- JobSet, ...
+        kind, name = parent
+        obj = index.get((namespace, kind, name))
+        if kind == "ReplicaSet" and obj is None:
+            hash_ = labels.get("pod-template-hash")
+            chain.append((kind, name, {}))
+            # A Deployment's ReplicaSet is named <deployment>-<pod-template-hash>.
+            parent = ("Deployment", name[: -len(hash_) - 1] if hash_ and name.endswith("-" + hash_)
+                      else re.sub(r"-[a-z0-9]{5,10}$", "", name))
+            continue
+        owner_meta = (obj.get("metadata") or {}) if obj else {}
+        chain.append((kind, name, owner_meta))
+        parent = _parent(owner_meta, namespace) if obj else _above_from_labels(kind, labels)
+    return chain
 
 
-def _queue_of(pod: dict) -> str | None:
-    meta = pod.get("metadata") or {}
+def _queues_on(meta: dict, spec: dict | None = None) -> dict[str, str]:
     labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
-    return (labels.get("kueue.x-k8s.io/queue-name") or annotations.get("scheduling.volcano.sh/queue-name")
-            or labels.get("kai.scheduler/queue"))
+    out = {}
+    if labels.get(QUEUE_LABEL):
+        out["kueue"] = labels[QUEUE_LABEL]
+    if annotations.get(VOLCANO_QUEUE):
+        out["volcano"] = annotations[VOLCANO_QUEUE]
+    if labels.get(KAI_QUEUE):
+        out["kai"] = labels[KAI_QUEUE]
+    return out
+
+
+def _host_request(pod: dict) -> tuple[float, float]:
+    """(CPU cores, host memory GiB) the pod requests (requests, else limits, summed over containers)."""
+    cpu = memory = 0.0
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        resources = container.get("resources") or {}
+        asked = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+        for key, value in (("cpu", asked.get("cpu")), ("memory", asked.get("memory"))):
+            if value is None:
+                continue
+            try:
+                amount = parse_quantity(value)
+            except ValueError:
+                raise ObjectInvalid(f"spec.containers.{container.get('name')}.resources.{key}", f"{value!r} is not a quantity") from None
+            if key == "cpu":
+                cpu += amount
+            else:
+                memory += amount / 2**30
+    return round(cpu, 3), round(memory, 3)
 
 
 def read_pods(doc, node_group: dict[str, str], groups: dict[str, _Group], errors: list[str],
-              source: str = "pods.json") -> tuple[list[dict], dict[str, str], int]:
-    """(workloads, tenant -> queue, GPU pods read) from the active GPU pods."""
+              source: str = "pods.json", owners_index: dict | None = None,
+              left_out: dict[str, str] | None = None) -> tuple[list[dict], dict[str, dict[str, str]], int]:
+    """(workloads, namespace -> {'kueue'|'volcano'|'kai': queue}, GPU pods read) from the active GPU pods.
+
+    The queue is read from the pod or from the object that owns it (Kueue's queue-name sits on the
+    Job, JobSet, RayJob, LeaderWorkerSet or Deployment); a workload is named after its top owner."""
+    items = _items(doc, source, errors)
+    index = dict(owners_index or {})
+    index.update(owner_index(items))
+    left_out = left_out or {}
     owners: dict[tuple[str, str], dict] = {}
-    tenant_queue: dict[str, str] = {}
+    tenant_queue: dict[str, dict[str, str]] = {}
     pods_read = 0
-    for i, pod in enumerate(_items(doc, source, errors)):
+    for i, pod in enumerate(items):
         where = _Where(source, i, pod)
+        if isinstance(pod, dict) and _group_kind(pod) in OWNER_KINDS:
+            continue  # an owner object listed with the pods (kubectl get pods,jobs,... -o json)
         if not isinstance(pod, dict) or pod.get("kind", "Pod") != "Pod" or not str(pod.get("apiVersion", "v1")).startswith("v1"):
             errors.append(f"{where}: kind: expected a v1 Pod")
             continue
@@ -375,6 +487,7 @@ def read_pods(doc, node_group: dict[str, str], groups: dict[str, _Group], errors
             continue
         try:
             request = _pod_request(pod)
+            host = _host_request(pod) if request is not None else (0.0, 0.0)
         except ObjectInvalid as exc:
             errors.append(f"{where}: {exc}")
             continue
@@ -384,6 +497,8 @@ def read_pods(doc, node_group: dict[str, str], groups: dict[str, _Group], errors
             errors.append(f"{where}: {problem}")
             continue
         node = (pod.get("spec") or {}).get("nodeName")
+        if node in left_out:
+            continue  # on a node left out (a GPU model not modelled): reported with the node
         if node and node not in node_group:
             errors.append(f"{where}: spec.nodeName: {node!r} is not a GPU node of nodes.json")
             continue
@@ -395,34 +510,56 @@ def read_pods(doc, node_group: dict[str, str], groups: dict[str, _Group], errors
                 continue
         pods_read += 1
         namespace = meta["namespace"]
-        name, kind = _owner(pod)
-        queue = _queue_of(pod)
-        if queue:
-            tenant_queue.setdefault(namespace, queue)
-        entry = owners.setdefault((namespace, name), {"kind": kind, "pods": [], "priority": (pod.get("spec") or {}).get("priority") or 0})
-        entry["pods"].append((request, group.name if group else None))
+        chain = owner_chain(pod, index)
+        queues = _queues_on(meta)
+        for _kind, _name, owner_meta in chain:
+            queues = {**_queues_on(owner_meta), **queues}
+        for system, queue in queues.items():
+            tenant_queue.setdefault(namespace, {}).setdefault(system, queue)
+        top_kind, top_name = (chain[-1][0], chain[-1][1]) if chain else ("Pod", meta["name"])
+        entry = owners.setdefault((namespace, top_name), {"kind": top_kind, "pods": [],
+                                                          "priority": (pod.get("spec") or {}).get("priority") or 0})
+        entry["pods"].append((request, group.name if group else None, host))
+        entry.setdefault("groups", set()).add((meta.get("labels") or {}).get("leaderworkerset.sigs.k8s.io/group-index", "0"))
     workloads = []
     for (namespace, name), entry in owners.items():
-        request, group_name = entry["pods"][0]
-        groups_used = {g for _, g in entry["pods"]}
+        request, group_name, (cpu, host_gib) = entry["pods"][0]
+        groups_used = {g for _, g, _h in entry["pods"]}
         unit: dict = {}
+        profile_gib = None
         if request.mig_profile:
             unit["mig_profile"] = request.mig_profile.replace(".me", "+me")
+            family = GPU_SPECS[groups[group_name].gpu].mig_family if group_name else "a100-80gb"
+            known = migmod.PROFILES[family].get(unit["mig_profile"])
+            profile_gib = known.memory_mib / 1024 if known else None
         if request.cores is not None:
             unit["gpucores"] = max(0, min(100, request.cores))
         if request.fraction is not None and request.fraction < 1:
             unit["gpu_fraction"] = request.fraction
-        memory_gib = request.memory_mib / 1024 if request.memory_mib else None
+        memory_gib = request.memory_mib / 1024 if request.memory_mib else profile_gib
         common: dict = {"name": f"{namespace}-{name}"[:120], "tenant": namespace, "priority": int(entry["priority"]), "unit": unit}
+        if cpu:
+            common["cpu"] = cpu
+        if host_gib:
+            common["host_memory_gib"] = host_gib
         if len(groups_used) == 1 and group_name:
             common["node_group"] = group_name
-        if entry["kind"] == "service":
-            workload = {"kind": "inference", **common, "replicas": len(entry["pods"]), "gpus_per_replica": request.gpus,
-                        "model_memory_gib": memory_gib or 16.0, **SERVICE_DEFAULTS}
+        count = len(entry["pods"])
+        if entry["kind"] in SERVICE_KINDS:
+            # A MIG instance holds the model and its cache: the profile's memory, not a 16 GiB default.
+            model = (memory_gib - 1.0) if profile_gib and not request.memory_mib else memory_gib
+            # A LeaderWorkerSet replica is a group of pods (leader and workers) that serves as one.
+            replicas = len(entry["groups"]) if entry["kind"] == "LeaderWorkerSet" else count
+            workload = {"kind": "inference", **common, "replicas": replicas,
+                        "gpus_per_replica": request.gpus * max(1, count // replicas),
+                        "model_memory_gib": model or 16.0, **SERVICE_DEFAULTS}
         else:
-            count = len(entry["pods"])
-            workload = {"kind": "training" if count > 1 else "batch", **common, "workers": count,
+            # A batch/v1 Job (or a bare pod) is independent pods, not a gang: batch with no gang minimum.
+            batch = entry["kind"] in ("Job", "Pod") or count == 1
+            workload = {"kind": "batch" if batch else "training", **common, "workers": count,
                         "gpus_per_worker": request.gpus, "duration": "horizon"}
+            if batch and count > 1:
+                workload["min_available"] = 0
             if memory_gib:
                 workload["memory_gib"] = memory_gib
         workloads.append(workload)
@@ -457,17 +594,23 @@ def _merge_identical_jobs(workloads: list[dict]) -> list[dict]:
     return out
 
 
-def read_queues(doc, pools: list[dict], errors: list[str], source: str = "queues.json") -> dict:
-    """Kueue ClusterQueues (+ LocalQueues, ResourceFlavors) or Volcano Queues -> control plane parts."""
-    items = _items(doc, source, errors)
+QUEUE_KINDS = {("kueue.x-k8s.io", "ClusterQueue"), ("kueue.x-k8s.io", "LocalQueue"), ("kueue.x-k8s.io", "ResourceFlavor"),
+               ("scheduling.volcano.sh", "Queue"), ("scheduling.run.ai", "Queue")}
+
+
+def read_queues(items: list, pools: list[dict], errors: list[str], source: str = "queues.json") -> dict:
+    """Kueue ClusterQueues, LocalQueues (by namespace) and ResourceFlavors, Volcano Queues and KAI
+    Queues -> control plane parts; owner objects listed with them are skipped here (read with the pods)."""
     kinds = defaultdict(list)
     for i, obj in enumerate(items):
         kind = obj.get("kind") if isinstance(obj, dict) else None
         group = str(obj.get("apiVersion", "")).split("/")[0] if isinstance(obj, dict) else ""
-        if (group, kind) not in {("kueue.x-k8s.io", "ClusterQueue"), ("kueue.x-k8s.io", "LocalQueue"),
-                                 ("kueue.x-k8s.io", "ResourceFlavor"), ("scheduling.volcano.sh", "Queue")}:
+        if (group, kind) in OWNER_KINDS:
+            continue
+        if (group, kind) not in QUEUE_KINDS:
             errors.append(f"{_where(source, i, obj)}: kind: expected a Kueue ClusterQueue, LocalQueue or ResourceFlavor, "
-                          f"or a Volcano Queue")
+                          "a Volcano or KAI Queue, or an object that owns pods (Job, JobSet, RayJob, LeaderWorkerSet, "
+                          "Deployment, ...)")
             continue
         if problem := shape_problem(obj):
             errors.append(f"{_where(source, i, obj)}: {problem}")
@@ -487,40 +630,101 @@ def read_queues(doc, pools: list[dict], errors: list[str], source: str = "queues
             cluster_queues.append(kueue_cluster_queue(obj, flavor_groups))
         except ObjectInvalid as exc:
             errors.append(f"{_where(source, i, obj)}: {exc}")
-    local = {}
+    local: dict[tuple[str, str], str] = {}
     for i, obj in kinds["kueue.x-k8s.io/LocalQueue"]:
         try:
-            _ns, name, cq = kueue_local_queue(obj)
+            namespace, name, cq = kueue_local_queue(obj)
         except ObjectInvalid as exc:
             errors.append(f"{_where(source, i, obj)}: {exc}")
             continue
-        if name != cq:
-            local[name] = cq
+        local[(namespace, name)] = cq
     if cluster_queues:
-        out["kueue"] = {"cluster_queues": cluster_queues, "local_queues": local}
-    volcano = []
-    for i, obj in kinds["scheduling.volcano.sh/Queue"]:
-        try:
-            volcano.append(volcano_queue(obj))
-        except ObjectInvalid as exc:
-            errors.append(f"{_where(source, i, obj)}: {exc}")
-    if volcano:
-        out["volcano"] = volcano
+        out["kueue"] = {"cluster_queues": cluster_queues, "local_queues_by_namespace": local}
+    for key, reader, section in (("scheduling.volcano.sh/Queue", volcano_queue, "volcano"),
+                                 ("scheduling.run.ai/Queue", kai_queue, "kai")):
+        queues = []
+        for i, obj in kinds[key]:
+            try:
+                queues.append(reader(obj))
+            except (ObjectInvalid, TypeError, ValueError) as exc:
+                errors.append(f"{_where(source, i, obj)}: {exc}")
+        if queues:
+            out[section] = queues
     return out
+
+
+def _kueue_tenant_queues(local: dict[tuple[str, str], str], tenant_queue: dict[str, dict[str, str]],
+                         errors: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(scenario local_queues, tenant -> its LocalQueue name in the scenario).
+
+    A LocalQueue lives in a namespace: a tenant's workloads name one of its own namespace. One name
+    that points at different ClusterQueues in different namespaces becomes <name>-<namespace>."""
+    targets: dict[str, set[str]] = defaultdict(set)
+    for (_ns, name), cq in local.items():
+        targets[name].add(cq)
+    scenario_name = {key: (key[1] if len(targets[key[1]]) == 1 else f"{key[1]}-{key[0]}") for key in local}
+    local_queues = {scenario_name[key]: cq for key, cq in local.items()}
+    tenants = {}
+    for namespace, queues in tenant_queue.items():
+        name = queues.get("kueue")
+        if name is None:
+            continue
+        if (namespace, name) not in local:
+            errors.append(f"pods.json: namespace {namespace}: workloads name the LocalQueue {name!r}, which namespace "
+                          f"{namespace} does not have (queues.json: "
+                          f"{', '.join(sorted(f'{ns}/{n}' for ns, n in local)) or 'no LocalQueue'})")
+            continue
+        tenants[namespace] = scenario_name[(namespace, name)]
+    return local_queues, tenants
+
+
+def duplicate_names(doc, source: str) -> list[str]:
+    """Two objects of one kind, namespace and name: Kubernetes never lists such a pair, and the
+    second would silently replace the first. One message per duplicate, naming it."""
+    items = doc.get("items") if isinstance(doc, dict) else doc
+    seen: dict[tuple, int] = {}
+    problems = []
+    for i, obj in enumerate(items if isinstance(items, list) else []):
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if not isinstance(name, str):
+            continue  # the shape checks name it
+        namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
+        kind = obj.get("kind") if isinstance(obj.get("kind"), str) else "object"
+        key = (kind, namespace, name)
+        if key in seen:
+            label = f"{namespace}/{name}" if namespace else name
+            problems.append(f"{source}: items[{i}]: metadata.name: duplicate {kind.lower()} name {label!r} "
+                            f"(also items[{seen[key]}]); nothing is counted twice")
+        else:
+            seen[key] = i
+    return problems
 
 
 def cluster_scenario(nodes, pods, queues=None, *, name: str = "imported-cluster", horizon: str = "24h") -> dict:
     """The snapshot as a scenario document; SnapshotInvalid lists every problem."""
     from scheduler_core.scenario import ScenarioError, parse_scenario
 
-    errors: list[str] = []
-    groups, node_group, cpu_only = read_nodes(nodes, errors)
+    errors = [p for doc, source in ((nodes, "nodes.json"), (pods, "pods.json"), (queues, "queues.json"))
+              for p in duplicate_names(doc, source)]
+    if errors:
+        raise SnapshotInvalid(errors)
+    left_out: dict[str, str] = {}
+    reconfiguring: list[str] = []
+    groups, node_group, cpu_only = read_nodes(nodes, errors, left_out=left_out, reconfiguring=reconfiguring)
     if not groups and not errors:
-        errors.append("nodes.json: no GPU node (no node carries nvidia.com/gpu.product or GPU capacity)")
+        errors.append("nodes.json: no GPU node of a modelled GPU (no node carries nvidia.com/gpu.product or GPU capacity"
+                      + (f"; left out: {'; '.join(f'{n}: {r}' for n, r in sorted(left_out.items()))}" if left_out else "") + ")")
     by_name = {g.name: g for g in groups}
-    workloads, tenant_queue, pods_read = read_pods(pods, node_group, by_name, errors)
+    queue_items = _items(queues, "queues.json", errors) if queues is not None else []
+    workloads, tenant_queue, pods_read = read_pods(pods, node_group, by_name, errors,
+                                                   owners_index=owner_index(queue_items), left_out=left_out)
     pools = [{"pool": g.name, "labels": g.labels or {}} for g in groups]
-    control = read_queues(queues, pools, errors) if queues is not None else {}
+    control = read_queues(queue_items, pools, errors)
+    kueue_tenants: dict[str, str] = {}
+    if "kueue" in control:
+        local, kueue_tenants = _kueue_tenant_queues(control["kueue"].pop("local_queues_by_namespace"), tenant_queue, errors)
+        control["kueue"]["local_queues"] = local
     if errors:
         raise SnapshotInvalid(errors)
 
@@ -529,7 +733,15 @@ def cluster_scenario(nodes, pods, queues=None, *, name: str = "imported-cluster"
                    "node_group_data_plane": {g.name: g.data_plane for g in groups if g.data_plane != first},
                    "control_plane": {"scheduler": "kube-default"}}
     tenants = sorted({w["tenant"] for w in workloads})
-    tenant_docs = [{"name": x, **({"queue": tenant_queue[x]} if x in tenant_queue else {})} for x in tenants]
+
+    def queue_of(tenant: str) -> str | None:
+        found = tenant_queue.get(tenant, {})
+        if "kueue" in control and tenant in kueue_tenants:
+            return kueue_tenants[tenant]
+        return found.get("volcano") if "volcano" in control else found.get("kai") if "kai" in control else (
+            found.get("kueue") or found.get("volcano") or found.get("kai"))
+
+    tenant_docs = [{"name": x, **({"queue": queue_of(x)} if queue_of(x) else {})} for x in tenants]
     cp = stack["control_plane"]
     if "kueue" in control:
         cp["admission"], cp["kueue"] = "kueue", control["kueue"]
@@ -537,6 +749,9 @@ def cluster_scenario(nodes, pods, queues=None, *, name: str = "imported-cluster"
         known = {q["name"] for q in control["volcano"]}
         extra = [{"name": q} for q in sorted({d.get("queue", d["name"]) for d in tenant_docs} - known) if q == "default"]
         cp["scheduler"], cp["volcano"] = "volcano", {"queues": control["volcano"] + extra}
+    elif "kai" in control:
+        cp["scheduler"], cp["kai"] = "kai", {"queues": control["kai"],
+                                             "gpu_sharing": any(w["unit"].get("gpu_fraction") for w in workloads)}
     for w in workloads:
         if w.get("duration") == "horizon":
             w["duration"] = horizon  # running jobs hold their GPUs for the whole horizon: a snapshot has no end times
@@ -545,7 +760,12 @@ def cluster_scenario(nodes, pods, queues=None, *, name: str = "imported-cluster"
         "description": (f"Imported cluster snapshot: {sum(len(g.nodes) for g in groups)} GPU nodes in {len(groups)} groups "
                         f"({cpu_only} CPU-only nodes skipped), {pods_read} active GPU pods as {len(workloads)} workloads "
                         f"of {len(tenants)} tenants. Jobs hold their GPUs for the horizon and services carry no "
-                        "traffic until arrival_rate, service_time and slo are set."),
+                        "traffic until arrival_rate, service_time and slo are set."
+                        + (f" Left out, with their pods: {len(left_out)} node(s) of a GPU model the simulator does not "
+                           f"model: {'; '.join(f'{n}: {r}' for n, r in sorted(left_out.items())[:20])}"
+                           + (" ..." if len(left_out) > 20 else "") + "." if left_out else "")
+                        + (f" Imported with the MIG layout being applied: {', '.join(reconfiguring[:20])}."
+                           if reconfiguring else "")),
         "horizon": horizon,
         "pool": {"node_groups": [{"name": g.name, "count": len(g.nodes), "gpu": g.gpu, "gpus_per_node": g.gpus_per_node,
                                   "racks": max(1, min(len(g.nodes), len(g.racks))), **({"mig": g.mig} if g.mig else {})}

@@ -15,6 +15,7 @@ from placement.deploy.quantity import to_quantity
 KUEUE = "kueue.x-k8s.io/v1beta2"
 VOLCANO = "scheduling.volcano.sh/v1beta1"
 KAI = "scheduling.run.ai/v2"
+COSCHEDULING_SCHEDULER = "scheduler-plugins-scheduler"  # the chart's scheduler.name default
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -68,7 +69,30 @@ def _flavor_labels(scenario: Scenario, plans: list[PoolPlan]) -> dict[str, dict[
     return out
 
 
-def kueue_files(scenario: Scenario, plans: list[PoolPlan]) -> list[ExportFile]:
+def resource_groups(flavors) -> list[tuple[list[str], list]]:
+    """(covered resources, flavors) per Kueue resource group. Flavors whose covered resources are
+    disjoint from every other set are their own groups (as an imported ClusterQueue had them: a
+    resource sits in one group only); overlapping sets share one group, missing entries at 0."""
+    sets: list[tuple[set[str], list[str], list]] = []
+    for f in flavors:
+        names = list(f.quotas)
+        match = [g for g in sets if g[0] & set(names)]
+        if not match:
+            sets.append((set(names), names, [f]))
+            continue
+        keep = match[0]
+        for other in match[1:]:  # a flavor that bridges two groups merges them
+            keep[0].update(other[0])
+            keep[1].extend(r for r in other[1] if r not in keep[1])
+            keep[2].extend(other[2])
+            sets.remove(other)
+        keep[0].update(names)
+        keep[1].extend(r for r in names if r not in keep[1])
+        keep[2].append(f)
+    return [(covered, group) for _set, covered, group in sets]
+
+
+def kueue_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) -> list[ExportFile]:
     kueue = scenario.stack.control_plane.kueue
     tas = kueue.topology_aware_scheduling
     flavors = []
@@ -87,23 +111,25 @@ def kueue_files(scenario: Scenario, plans: list[PoolPlan]) -> list[ExportFile]:
 
     cluster_queues, cohorts = [], []
     for cq in kueue.cluster_queues:
-        resources = list(dict.fromkeys(r for f in cq.flavors for r in f.quotas))
-        flavor_specs = []
-        for f in cq.flavors:
-            entries = []
-            for r in resources:  # every flavor lists every covered resource, in the same order
-                quota = f.quotas.get(r)
-                entry: dict = {"name": r, "nominalQuota": to_quantity(quota.nominal if quota else 0)}
-                if quota is not None and quota.borrowing_limit is not None:
-                    entry["borrowingLimit"] = to_quantity(quota.borrowing_limit)
-                if quota is not None and quota.lending_limit is not None:
-                    entry["lendingLimit"] = to_quantity(quota.lending_limit)
-                entries.append(entry)
-            flavor_specs.append({"name": f.name, "resources": entries})
+        flavor_specs_by_group = []
+        for covered, group in resource_groups(cq.flavors):
+            flavor_specs = []
+            for f in group:
+                entries = []
+                for r in covered:  # every flavor of a group lists the group's covered resources, in the same order
+                    quota = f.quotas.get(r)
+                    entry: dict = {"name": r, "nominalQuota": to_quantity(quota.nominal if quota else 0)}
+                    if quota is not None and quota.borrowing_limit is not None:
+                        entry["borrowingLimit"] = to_quantity(quota.borrowing_limit)
+                    if quota is not None and quota.lending_limit is not None:
+                        entry["lendingLimit"] = to_quantity(quota.lending_limit)
+                    entries.append(entry)
+                flavor_specs.append({"name": f.name, "resources": entries})
+            flavor_specs_by_group.append({"coveredResources": covered, "flavors": flavor_specs})
         spec: dict = {
             "namespaceSelector": {},
             "queueingStrategy": cq.queueing_strategy,
-            "resourceGroups": [{"coveredResources": resources, "flavors": flavor_specs}],
+            "resourceGroups": flavor_specs_by_group,
             "preemption": {
                 "withinClusterQueue": cq.preemption.within_cluster_queue,
                 "reclaimWithinCohort": cq.preemption.reclaim_within_cohort,
@@ -134,13 +160,48 @@ def kueue_files(scenario: Scenario, plans: list[PoolPlan]) -> list[ExportFile]:
     files.append(ExportFile("kueue/workloadpriorityclasses.yaml", "manifests", objects=[
         {"apiVersion": KUEUE, "kind": "WorkloadPriorityClass", "metadata": _meta(priority_class(p)), "value": p}
         for p in priorities]))
-    files.append(_kueue_manager_config(scenario))
+    files.append(_kueue_values(scenario, workload_kinds))
     return files
 
 
-def _kueue_manager_config(scenario: Scenario) -> ExportFile:
+# Kueue v0.19.2 chart's managerConfig.controllerManagerConfigYaml (charts/kueue/values.yaml): the chart
+# writes this string into its manager ConfigMap whole, so the bundle keeps every default and adds its own.
+KUEUE_CHART_CONFIG: dict = {
+    "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+    "health": {"healthProbeBindAddress": ":8081"},
+    "metrics": {"bindAddress": ":8443"},
+    "webhook": {"port": 9443},
+    "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+    "controller": {"groupKindConcurrency": {"Job.batch": 5, "Pod": 5, "Workload.kueue.x-k8s.io": 10,
+                                            "LocalQueue.kueue.x-k8s.io": 5, "ClusterQueue.kueue.x-k8s.io": 5,
+                                            "ResourceFlavor.kueue.x-k8s.io": 1}},
+    "clientConnection": {"qps": 300, "burst": 500},
+    "integrations": {"frameworks": ["batch/job", "kubeflow.org/mpijob", "ray.io/rayjob", "ray.io/rayservice",
+                                    "ray.io/raycluster", "jobset.x-k8s.io/jobset", "workload.codeflare.dev/appwrapper",
+                                    "trainer.kubeflow.org/trainjob", "pod", "deployment", "statefulset",
+                                    "leaderworkerset.x-k8s.io/leaderworkerset"]},
+}
+# Workload kind -> the Kueue integrations that must be enabled for Kueue to manage it (Deployments,
+# StatefulSets and LeaderWorkerSets are managed through their pods: they need "pod" too).
+KUEUE_FRAMEWORKS: dict[str, tuple[str, ...]] = {
+    "Job": ("batch/job",), "JobSet": ("jobset.x-k8s.io/jobset",), "PyTorchJob": ("kubeflow.org/pytorchjob",),
+    "MPIJob": ("kubeflow.org/mpijob",), "RayJob": ("ray.io/rayjob",), "RayCluster": ("ray.io/raycluster",),
+    "Deployment": ("pod", "deployment"), "StatefulSet": ("pod", "statefulset"), "Pod": ("pod",),
+    "LeaderWorkerSet": ("pod", "leaderworkerset.x-k8s.io/leaderworkerset"),
+}
+
+
+def kueue_frameworks(workload_kinds) -> list[str]:
+    """The chart's integrations plus every one the bundle's workload kinds need."""
+    frameworks = list(KUEUE_CHART_CONFIG["integrations"]["frameworks"])
+    for kind in workload_kinds:
+        frameworks += [f for f in KUEUE_FRAMEWORKS.get(kind, ()) if f not in frameworks]
+    return frameworks
+
+
+def kueue_manager_config(scenario: Scenario, workload_kinds=()) -> dict:
     kueue = scenario.stack.control_plane.kueue
-    config: dict = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
+    config: dict = {**KUEUE_CHART_CONFIG, "integrations": {"frameworks": kueue_frameworks(workload_kinds)}}
     ready = kueue.wait_for_pods_ready
     if ready.enable:
         strategy: dict = {"timestamp": "Eviction", "backoffBaseSeconds": int(ready.backoff_base),
@@ -151,9 +212,15 @@ def _kueue_manager_config(scenario: Scenario) -> ExportFile:
                                       "requeuingStrategy": strategy}
     if kueue.fair_sharing:
         config["fairSharing"] = {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
-    return ExportFile("kueue/manager-config.yaml", "manifests", note="Kueue's controller configuration (waitForPodsReady, fair sharing)",
-                      objects=[{"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta("kueue-manager-config", "kueue-system"),
-                                "data": {"controller_manager_config.yaml": to_yaml(config)}}])
+    return config
+
+
+def _kueue_values(scenario: Scenario, workload_kinds) -> ExportFile:
+    # The chart renders this into its own manager ConfigMap and rolls the manager on a change
+    # (config-checksum annotation), so `helm upgrade` applies it; a replaced ConfigMap would be reverted.
+    return ExportFile("kueue/values.yaml", "helm-values", chart="kueue",
+                      note="the manager configuration (integrations, waitForPodsReady, fair sharing) through the chart",
+                      values={"managerConfig": {"controllerManagerConfigYaml": to_yaml(kueue_manager_config(scenario, workload_kinds))}})
 
 
 def _volcano_resources(resources: dict[str, float]) -> dict:
@@ -190,9 +257,9 @@ def volcano_files(scenario: Scenario) -> list[ExportFile]:
             "tiers": [{"plugins": [plugin(p) for p in tier]} for tier in (tier1, tier2) if tier]}
     return [
         ExportFile("volcano/queues.yaml", "manifests", objects=queues, note="one queue per tenant (weight, capability, guarantee, deserved in GPUs)"),
-        ExportFile("volcano/scheduler-config.yaml", "manifests", note="actions and plugins the simulation ran",
-                   objects=[{"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta("volcano-scheduler-configmap", "volcano-system"),
-                             "data": {"volcano-scheduler.conf": to_yaml(conf)}}]),
+        # The chart's own override of its scheduler ConfigMap (custom.scheduler_config_override).
+        ExportFile("volcano/values.yaml", "helm-values", chart="volcano", note="scheduler actions and plugins the simulation ran",
+                   values={"custom": {"scheduler_config_override": to_yaml(conf)}}),
     ]
 
 
@@ -232,28 +299,26 @@ def kube_scheduler_files(scenario: Scenario) -> list[ExportFile]:
 
 
 def coscheduling_files(scenario: Scenario) -> list[ExportFile]:
+    """scheduler-plugins as a second scheduler through its chart's values: Coscheduling only, the
+    chart's leaderElect false kept (a single replica; with true it would wait on a lease)."""
     cos = scenario.stack.control_plane.coscheduling
-    config = {
-        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-        "profiles": [{
-            "schedulerName": "scheduler-plugins-scheduler",
-            "plugins": {"multiPoint": {"enabled": [{"name": "Coscheduling"}]},
-                        "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}},
-            "pluginConfig": [{"name": "Coscheduling", "args": {
-                "permitWaitingTimeSeconds": int(cos.permit_waiting_timeout),
-                "podGroupBackoffSeconds": int(cos.pod_group_backoff)}}],
-        }],
+    values = {
+        "scheduler": {"name": COSCHEDULING_SCHEDULER, "leaderElect": False},
+        "plugins": {"enabled": ["Coscheduling"], "disabled": ["PrioritySort"]},
+        "pluginConfig": [{"name": "Coscheduling", "args": {
+            "permitWaitingTimeSeconds": int(cos.permit_waiting_timeout),
+            "podGroupBackoffSeconds": int(cos.pod_group_backoff)}}],
     }
-    return [ExportFile("coscheduling/scheduler-config.yaml", "manifests", note="scheduler-plugins second scheduler profile",
-                       objects=[{"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta("scheduler-config", "scheduler-plugins"),
-                                 "data": {"scheduler-config.yaml": to_yaml(config)}}])]
+    return [ExportFile("coscheduling/values.yaml", "helm-values", chart="scheduler-plugins",
+                       note="scheduler-plugins second scheduler with the Coscheduling plugin", values=values)]
 
 
-def control_plane_files(scenario: Scenario, plans: list[PoolPlan]) -> list[ExportFile]:
+def control_plane_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) -> list[ExportFile]:
+    """``workload_kinds``: kinds of the bundle's workload objects (the Kueue integrations they need)."""
     cp = scenario.stack.control_plane
-    files = [namespaces_file(scenario)] + kube_scheduler_files(scenario)
+    files = kube_scheduler_files(scenario)
     if cp.admission == "kueue":
-        files += kueue_files(scenario, plans)
+        files += kueue_files(scenario, plans, workload_kinds)
     if cp.scheduler == "volcano":
         files += volcano_files(scenario)
     elif cp.scheduler == "kai":

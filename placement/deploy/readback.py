@@ -102,21 +102,20 @@ def _data_plane(labels: dict, plugin_configs: dict, values: dict, kai_sharing: b
 
 def _control_plane(objects: dict, plan: dict, values: dict, kai_sharing: bool) -> dict:
     cp: dict = {"respect_device_plugin_readiness": plan.get("deviceReadinessTaint", False)}
-    kube_conf = _configmap(objects, "scheduler-config")
-    for text in kube_conf.values():
+    for text in _configmap(objects, "scheduler-config").values():
         profile = yaml.safe_load(text)["profiles"][0]
-        if profile["schedulerName"] == "default-scheduler":
-            fit = next(c for c in profile["pluginConfig"] if c["name"] == "NodeResourcesFit")
-            disabled = profile.get("plugins", {}).get("postFilter", {}).get("disabled", [])
-            cp["kube"] = {"scoring": fit["args"]["scoringStrategy"]["type"],
-                          "preemption": not any(p["name"] == "DefaultPreemption" for p in disabled)}
-        else:
-            args = profile["pluginConfig"][0]["args"]
-            cp["scheduler"] = "coscheduling"
-            cp["coscheduling"] = {"permit_waiting_timeout": args["permitWaitingTimeSeconds"],
-                                  "pod_group_backoff": args["podGroupBackoffSeconds"]}
+        fit = next(c for c in profile["pluginConfig"] if c["name"] == "NodeResourcesFit")
+        disabled = profile.get("plugins", {}).get("postFilter", {}).get("disabled", [])
+        cp["kube"] = {"scoring": fit["args"]["scoringStrategy"]["type"],
+                      "preemption": not any(p["name"] == "DefaultPreemption" for p in disabled)}
+    cos = values.get("scheduler-plugins")
+    if cos:
+        args = next(c["args"] for c in cos["pluginConfig"] if c["name"] == "Coscheduling")
+        cp["scheduler"] = "coscheduling"
+        cp["coscheduling"] = {"permit_waiting_timeout": args["permitWaitingTimeSeconds"],
+                              "pod_group_backoff": args["podGroupBackoffSeconds"]}
     if objects.get("scheduling.volcano.sh/Queue"):
-        conf = yaml.safe_load(_configmap(objects, "volcano-scheduler-configmap")["volcano-scheduler.conf"])
+        conf = yaml.safe_load(values["volcano"]["custom"]["scheduler_config_override"])
         plugins = [p for tier in conf["tiers"] for p in tier["plugins"]]
         volcano: dict = {"actions": [a.strip() for a in conf["actions"].split(",")],
                          "plugins": [p["name"] for p in plugins],
@@ -135,7 +134,7 @@ def _control_plane(objects: dict, plan: dict, values: dict, kai_sharing: bool) -
         cp["admission"] = "kueue"
         cp["kueue"] = kueue_section(objects.get("kueue.x-k8s.io/ClusterQueue", []), objects.get("kueue.x-k8s.io/LocalQueue", []),
                                     objects.get("kueue.x-k8s.io/ResourceFlavor", []), plan["pools"])
-        manager = yaml.safe_load(_configmap(objects, "kueue-manager-config").get("controller_manager_config.yaml", "{}")) or {}
+        manager = yaml.safe_load(values["kueue"]["managerConfig"]["controllerManagerConfigYaml"])
         ready = manager.get("waitForPodsReady")
         if ready:
             strategy = ready.get("requeuingStrategy", {})
@@ -167,3 +166,124 @@ def kueue_section(cluster_queues: list[dict], local_queues: list[dict], flavors:
     if topology:
         out["topology_name"] = topology
     return out
+
+
+# ----------------------------------------------------------------------------- every object
+# Kinds read_export turns back into the scenario (pools, data planes, queues), by API group/kind.
+CLUSTER_KINDS = {"v1/ConfigMap", "v1/Namespace", "kueue.x-k8s.io/ResourceFlavor", "kueue.x-k8s.io/ClusterQueue",
+                 "kueue.x-k8s.io/LocalQueue", "kueue.x-k8s.io/Cohort", "kueue.x-k8s.io/WorkloadPriorityClass",
+                 "kueue.x-k8s.io/Topology", "scheduling.volcano.sh/Queue", "scheduling.run.ai/Queue",
+                 "resource.k8s.io/DeviceClass", "resource.k8s.io/ResourceClaimTemplate"}
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+
+
+def _pod_templates(obj: dict) -> list[tuple[int, dict]] | None:
+    """(pods, pod template) per pod set of a workload object; None for a kind with no pods."""
+    spec = obj.get("spec") or {}
+    kind = obj["kind"]
+    if kind in ("Deployment", "StatefulSet"):
+        return [(int(spec.get("replicas", 1)), spec.get("template") or {})]
+    if kind == "Job":
+        return [(int(spec.get("parallelism", 1)), spec.get("template") or {})]
+    if kind == "JobSet":
+        return [(int(rj.get("replicas", 1)) * int(rj["template"]["spec"].get("parallelism", 1)), rj["template"]["spec"]["template"])
+                for rj in spec.get("replicatedJobs") or []]
+    if kind == "PyTorchJob":
+        return [(int(r.get("replicas", 1)), r.get("template") or {}) for r in (spec.get("pytorchReplicaSpecs") or {}).values()]
+    if kind == "LeaderWorkerSet":
+        lwt = spec.get("leaderWorkerTemplate") or {}
+        size, replicas = int(lwt.get("size", 1)), int(spec.get("replicas", 1))
+        worker = lwt.get("workerTemplate") or {}
+        if lwt.get("leaderTemplate"):
+            return [(replicas, lwt["leaderTemplate"]), (replicas * (size - 1), worker)]
+        return [(replicas * size, worker)]
+    if kind == "RayJob":
+        cluster = spec.get("rayClusterSpec") or {}
+        sets = [(1, (cluster.get("headGroupSpec") or {}).get("template") or {})]
+        sets += [(int(g.get("replicas", 1)), g.get("template") or {}) for g in cluster.get("workerGroupSpecs") or []]
+        return sets
+    return None
+
+
+def read_workload(obj: dict) -> dict:
+    """A workload object as the cluster sees it: pods, per-pod requests, scheduler, queue."""
+    meta = obj.get("metadata") or {}
+    sets = _pod_templates(obj) or []
+    pods, requests, schedulers, queues = 0, [], set(), set()
+    if (meta.get("labels") or {}).get(QUEUE_LABEL):
+        queues.add(meta["labels"][QUEUE_LABEL])
+    for count, template in sets:
+        pods += count
+        pod_spec = template.get("spec") or {}
+        tmeta = template.get("metadata") or {}
+        schedulers.add(pod_spec.get("schedulerName", "default-scheduler"))
+        for key in ("kai.scheduler/queue",):
+            if (tmeta.get("labels") or {}).get(key):
+                queues.add(tmeta["labels"][key])
+        if (tmeta.get("annotations") or {}).get("scheduling.volcano.sh/queue-name"):
+            queues.add(tmeta["annotations"]["scheduling.volcano.sh/queue-name"])
+        for container in pod_spec.get("containers") or []:
+            resources = container.get("resources") or {}
+            requests.append({**(resources.get("requests") or {}), **(resources.get("limits") or {}),
+                             **({"claims": len(resources["claims"])} if resources.get("claims") else {}),
+                             **({"gpu-fraction": tmeta["annotations"]["gpu-fraction"]}
+                                if (tmeta.get("annotations") or {}).get("gpu-fraction") else {})})
+    return {"kind": obj["kind"], "name": meta.get("name"), "namespace": meta.get("namespace", "default"), "pods": pods,
+            "requests": requests, "schedulers": sorted(schedulers), "queues": sorted(queues)}
+
+
+def read_objects(export: Export) -> dict:
+    """Every object of the export read: {"workloads": [...], "read": {kind: count}, "unread": [why]}.
+
+    Cluster objects are what read_export turns into the scenario; workload objects are read into
+    their pods and requests; anything else is listed as unread with the reason."""
+    out: dict = {"workloads": [], "read": {}, "unread": []}
+    for obj in export.objects():
+        key = f"{obj.get('apiVersion', '').split('/')[0]}/{obj.get('kind')}"
+        name = (obj.get("metadata") or {}).get("name")
+        if key in CLUSTER_KINDS:
+            out["read"][obj["kind"]] = out["read"].get(obj["kind"], 0) + 1
+            continue
+        if _pod_templates(obj) is None:
+            out["unread"].append(f"{obj.get('apiVersion')} {obj.get('kind')} {name}: no reader for this kind")
+            continue
+        try:
+            workload = read_workload(obj)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            out["unread"].append(f"{obj.get('kind')} {name}: {exc}")
+            continue
+        if not workload["pods"] or not any(workload["requests"]):
+            out["unread"].append(f"{obj.get('kind')} {name}: no pod asks for a device")
+            continue
+        out["workloads"].append(workload)
+        out["read"][obj["kind"]] = out["read"].get(obj["kind"], 0) + 1
+    return out
+
+
+def workload_mismatches(export: Export, scenario: Scenario) -> list[str]:
+    """Each exported workload against the scenario workload it stands for: namespace (tenant),
+    queue and the number of pods it runs; one line per difference."""
+    specs = {w.name: w for w in scenario.workloads}
+    tenants = {x.name: x for x in scenario.tenant_list()}
+    cp = scenario.stack.control_plane
+    queued = cp.admission == "kueue" or cp.scheduler in ("volcano", "kai")
+    problems = []
+    for w in read_objects(export)["workloads"]:
+        spec = specs.get(w["name"])
+        if spec is None:
+            problems.append(f"{w['kind']} {w['name']}: no scenario workload of that name")
+            continue
+        where = f"{w['kind']} {w['namespace']}/{w['name']}"
+        if w["namespace"] != spec.tenant:
+            problems.append(f"{where}: namespace {w['namespace']!r}, the tenant is {spec.tenant!r}")
+        queue = tenants[spec.tenant].queue_name
+        if queued and w["queues"] != [queue]:
+            problems.append(f"{where}: queue {w['queues']}, the tenant submits to {queue!r}")
+        if hasattr(spec, "replicas"):
+            if w["pods"] % spec.replicas:
+                problems.append(f"{where}: {w['pods']} pods for {spec.replicas} replicas")
+        else:
+            workers = spec.workers if isinstance(spec.workers, int) else max(spec.workers.values)
+            if w["pods"] != workers:
+                problems.append(f"{where}: {w['pods']} pods for {workers} workers")
+    return problems

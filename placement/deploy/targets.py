@@ -44,3 +44,71 @@ GPU_OPERATOR_NAMESPACE = "gpu-operator"
 MIG_PARTED_CONFIGMAP = "atlas-mig-parted-config"
 DEVICE_PLUGIN_CONFIGMAP = "atlas-device-plugin-config"
 EXPORT_CONFIGMAP = "atlas-export"
+
+
+# ----------------------------------------------------------------------------- install
+# How an operator installs each component the bundle needs: chart repository, chart, pinned chart
+# version, namespace and release name. `local` is the chart's folder under ../shared/charts/ (the
+# upstream chart at the tag above), which the tests render with `helm template`.
+from dataclasses import dataclass  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Component:
+    project: str          # key of UPSTREAM
+    release: str
+    namespace: str
+    repo: str             # a Helm repository URL, or an oci:// chart reference (then chart is "")
+    chart: str
+    version: str          # the chart version `helm install --version` takes
+    local: str            # folder under ../shared/charts/
+    crds: tuple[str, ...] = ()          # CRDs to wait for (Established) before objects of theirs are applied
+    deployments: tuple[str, ...] = ()   # Deployments that must be Available (webhooks answer) before the next step
+    set_values: tuple[tuple[str, object], ...] = ()  # values every install of the chart needs (release pins)
+    restart: tuple[str, ...] = ()       # workloads that read their config only at start and that the chart does not roll
+    creates: tuple[tuple[str, str], ...] = ()  # (kind, name) of cluster objects the chart renders itself
+    note: str = ""
+
+
+COMPONENTS: dict[str, Component] = {c.project: c for c in (
+    Component("gpu-operator", "gpu-operator", "gpu-operator", "https://helm.ngc.nvidia.com/nvidia", "gpu-operator", "v26.7.0",
+              "gpu-operator/v26.7.0/gpu-operator", crds=("clusterpolicies.nvidia.com",),
+              deployments=("gpu-operator",)),
+    Component("hami", "hami", "kube-system", "https://project-hami.github.io/HAMi/", "hami", "2.10.0", "hami/v2.10.0/hami",
+              deployments=("hami-scheduler",), restart=("daemonset/hami-device-plugin", "deployment/hami-scheduler")),
+    Component("k8s-dra-driver-gpu", "dra-driver-nvidia-gpu", "nvidia-dra-driver-gpu", "https://helm.ngc.nvidia.com/nvidia",
+              "dra-driver-nvidia-gpu", "0.4.0", "k8s-dra-driver-gpu/v0.4.0/dra-driver-nvidia-gpu",
+              # The chart refuses resources.gpus.enabled without this (templates/validation.yaml): the NVIDIA
+              # device plugin must be off on the DRA nodes, which the pool labels ensure.
+              set_values=(("gpuResourcesEnabledOverride", True),),
+              creates=(("DeviceClass", "gpu.nvidia.com"), ("DeviceClass", "mig.nvidia.com")),
+              note="chart repository unverified for 0.4.0 (the chart moved to kubernetes-sigs): check with "
+                   "`helm search repo dra-driver-nvidia-gpu --versions`"),
+    Component("kueue", "kueue", "kueue-system", "oci://registry.k8s.io/kueue/charts/kueue", "", "0.19.2", "kueue/v0.19.2/kueue",
+              crds=("clusterqueues.kueue.x-k8s.io", "localqueues.kueue.x-k8s.io", "resourceflavors.kueue.x-k8s.io"),
+              deployments=("kueue-controller-manager",)),
+    Component("volcano", "volcano", "volcano-system", "https://volcano-sh.github.io/helm-charts", "volcano", "1.15.1",
+              "volcano/v1.15.1/volcano", crds=("queues.scheduling.volcano.sh", "podgroups.scheduling.volcano.sh"),
+              deployments=("volcano-admission", "volcano-scheduler", "volcano-controllers")),
+    Component("kai-scheduler", "kai-scheduler", "kai-scheduler", "oci://ghcr.io/nvidia/kai-scheduler/kai-scheduler", "",
+              "v0.13.0", "kai-scheduler/v0.13.0/kai-scheduler", crds=("queues.scheduling.run.ai",),
+              deployments=("kai-operator",)),
+    Component("scheduler-plugins", "scheduler-plugins", "scheduler-plugins", "https://scheduler-plugins.sigs.k8s.io",
+              "scheduler-plugins", "0.34.7", "scheduler-plugins/v0.34.7/as-a-second-scheduler",
+              crds=("podgroups.scheduling.x-k8s.io",), deployments=("scheduler-plugins-scheduler", "scheduler-plugins-controller"),
+              restart=("deployment/scheduler-plugins-scheduler",)),
+    Component("jobset", "jobset", "jobset-system", "oci://registry.k8s.io/jobset/charts/jobset", "", "0.12.0",
+              "jobset/v0.12.0/jobset", crds=("jobsets.jobset.x-k8s.io",), deployments=("jobset-controller",)),
+    Component("lws", "lws", "lws-system", "oci://registry.k8s.io/lws/charts/lws", "", "0.10.0", "lws/v0.10.0/lws",
+              crds=("leaderworkersets.leaderworkerset.x-k8s.io",), deployments=("lws-controller-manager",)),
+    Component("kuberay", "kuberay-operator", "kuberay-system", "https://ray-project.github.io/kuberay-helm/", "kuberay-operator",
+              "1.7.0", "kuberay/v1.7.0/kuberay-operator", crds=("rayjobs.ray.io", "rayclusters.ray.io"),
+              deployments=("kuberay-operator",)),
+)}
+
+# The training operator (v1) ships as kustomize manifests, not a chart.
+TRAINING_OPERATOR_KUSTOMIZE = "github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4"
+TRAINING_OPERATOR_LOCAL = "kubeflow-trainer/v1.9.4/manifests/overlays/standalone"
+TRAINING_OPERATOR_NAMESPACE = "kubeflow"
+TRAINING_OPERATOR_DIR = "training-operator"  # the bundle's kustomization over TRAINING_OPERATOR_KUSTOMIZE
+TRAINING_OPERATOR_CRDS = ("pytorchjobs.kubeflow.org",)

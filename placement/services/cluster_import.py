@@ -25,37 +25,11 @@ def decode_snapshot_file(raw: bytes, field: str):
         raise ValidationError({field: [problem]}) from None
 
 
-def duplicate_names(doc, source: str) -> list[str]:
-    """Two objects of one kind, namespace and name: Kubernetes never lists such a pair, and the
-    second would silently replace the first. One message per duplicate, naming it."""
-    items = doc.get("items") if isinstance(doc, dict) else doc
-    seen: dict[tuple, int] = {}
-    problems = []
-    for i, obj in enumerate(items if isinstance(items, list) else []):
-        meta = obj.get("metadata") if isinstance(obj, dict) else None
-        name = meta.get("name") if isinstance(meta, dict) else None
-        if not isinstance(name, str):
-            continue  # the shape checks name it
-        namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
-        kind = obj.get("kind") if isinstance(obj.get("kind"), str) else "object"
-        key = (kind, namespace, name)
-        if key in seen:
-            label = f"{namespace}/{name}" if namespace else name
-            problems.append(f"{source}: items[{i}]: two {kind.lower()}s named {label} (items[{seen[key]}] and items[{i}])")
-        else:
-            seen[key] = i
-    return problems
-
-
 def snapshot_scenario(nodes, pods, queues=None, *, name: str = "imported-cluster", horizon: str = "24h") -> dict:
     """The scenario document; ValidationError {"snapshot": [one message per object]} otherwise."""
     if not name or len(name) > 200:
         raise ValidationError({"name": ["A scenario name has 1 to 200 characters."]})
     try:
-        duplicates = [p for doc, source in ((nodes, "nodes.json"), (pods, "pods.json"), (queues, "queues.json"))
-                      for p in duplicate_names(doc, source)]
-        if duplicates:
-            raise SnapshotInvalid(duplicates)
         return cluster_scenario(nodes, pods, queues, name=name, horizon=horizon)
     except SnapshotInvalid as exc:
         shown = exc.errors[:MAX_ERRORS_SHOWN]

@@ -229,6 +229,7 @@ def simulation_start(
     scenario_name: str | None = None,
     scenario_document: dict | None = None,
     seed: int | None = None,
+    node_groups: list[str] | None = None,
 ) -> tuple[SimulationRun, bool]:
     """Validate, deduplicate and queue a run. Returns (run, created).
 
@@ -238,7 +239,7 @@ def simulation_start(
     """
     require(user, "run_simulation")
     with transaction.atomic():
-        run, created = _run_for(user, stack, scenario_name, scenario_document, seed, sweep=None)
+        run, created = _run_for(user, stack, scenario_name, scenario_document, seed, sweep=None, node_groups=node_groups)
         if created:
             _check_active_runs(user)
             _enqueue(run)
@@ -265,10 +266,10 @@ def _resend(run_id: int) -> None:
     _send([run.pk], task_id=run.task_id)
 
 
-def _run_for(user, stack, scenario_name, document, seed, sweep) -> tuple[SimulationRun, bool]:
+def _run_for(user, stack, scenario_name, document, seed, sweep, node_groups=None) -> tuple[SimulationRun, bool]:
     """The stored run for (stack, scenario, seed), or a new queued one (not yet sent)."""
     try:
-        scenario = scenario_for_stack(stack, scenario_name=scenario_name, document=document, seed=seed)
+        scenario = scenario_for_stack(stack, scenario_name=scenario_name, document=document, seed=seed, node_groups=node_groups)
     except ScenarioInvalid as exc:
         raise ValidationError(exc.field_errors) from None
     problems = {}

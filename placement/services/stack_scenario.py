@@ -157,7 +157,34 @@ def _kueue_for(data: dict, shares: list[tuple[str, float]]) -> dict:
     }
 
 
-def _apply_stack(data: dict, stack: Stack) -> dict:
+def _keep_as_found(original: dict, planes: dict, only: list[str]) -> dict:
+    """A what-if on an uploaded cluster: the stack's data planes on the chosen node groups only;
+    every other group keeps the data plane and MIG layout it was found with."""
+    groups = {g.get("name"): g for g in (original.get("pool") or {}).get("node_groups", [])}
+    unknown = [g for g in only if g not in groups]
+    if unknown or not only:
+        raise ScenarioInvalid({"node_groups": [
+            f"unknown node group(s) {', '.join(map(repr, unknown)) or '(none given)'}; the snapshot has "
+            f"{', '.join(sorted(map(str, groups)))}"]})
+    found = original.get("stack") or {}
+    found_default = found.get("data_plane") or {"mechanism": "whole"}
+    found_planes = found.get("node_group_data_plane") or {}
+    data = planes["data"]
+    per_group = {}
+    node_groups = []
+    for g in data["pool"]["node_groups"]:
+        name = g.get("name")
+        if name in only:
+            per_group[name] = planes["per_group"].get(name, planes["default"])
+            node_groups.append(g)
+        else:
+            per_group[name] = found_planes.get(name, found_default)
+            node_groups.append(groups[name])
+    data = {**data, "pool": {**data["pool"], "node_groups": node_groups}}
+    return {"data": data, "default": planes["default"], "per_group": per_group}
+
+
+def _apply_stack(data: dict, stack: Stack, only_groups: list[str] | None = None) -> dict:
     composition = stack.composition
     scheduler_slug = _slot_slug(composition, "scheduling_policy") or "kube-scheduler"
     admission_slug = _slot_slug(composition, "admission_quota")
@@ -166,7 +193,10 @@ def _apply_stack(data: dict, stack: Stack) -> dict:
     pools = composition.get("pools", [])
     mechanisms = [_mapped("data_plane", pool.get("data_plane"), f"pool {pool.get('name')}") for pool in pools] or ["whole"]
 
+    original = data
     planes = _assign_by_pool_name(data, [p.get("name") for p in pools], mechanisms) or _assign_data_planes(data, mechanisms)
+    if only_groups is not None:
+        planes = _keep_as_found(original, planes, only_groups)
     data = planes["data"]
     stack_section = dict(data.get("stack") or {})
     stack_section["name"] = stack.name[:200]
@@ -193,12 +223,18 @@ def _apply_stack(data: dict, stack: Stack) -> dict:
     return data
 
 
-def scenario_for_stack(stack: Stack | None, *, scenario_name: str | None, document: Any, seed: int | None):
-    """The validated scheduler_core Scenario to run; ScenarioInvalid carries field errors."""
+def scenario_for_stack(stack: Stack | None, *, scenario_name: str | None, document: Any, seed: int | None,
+                       node_groups: list[str] | None = None):
+    """The validated scheduler_core Scenario to run; ScenarioInvalid carries field errors.
+
+    ``node_groups``: apply the stack's data planes to these node groups only (a what-if on an
+    uploaded cluster); the others keep the data plane they were found with."""
     data = _scenario_source(scenario_name, document)
     if stack is not None:
         try:
-            data = _apply_stack(data, stack)
+            data = _apply_stack(data, stack, node_groups)
+        except ScenarioInvalid:
+            raise
         except (AttributeError, KeyError, TypeError, ValueError):
             # A section of the wrong type (`pool: []`, `tenants: ["x"]`, ...) breaks the overlay
             # before validation could name it: validate the document as written instead.

@@ -57,7 +57,10 @@ def stack_simulate_cluster(request, pk: int):
     stack = get_object_or_404(Stack, pk=pk)
     try:
         document = _snapshot_document(request)
-        run, _created = evidence_services.simulation_start(user=request.user, stack=stack, scenario_document=document)
+        # A what-if changes only the node groups named here; empty: every group takes the stack.
+        chosen = request.POST.get("node_groups", "").replace(",", " ").split()
+        run, _created = evidence_services.simulation_start(user=request.user, stack=stack, scenario_document=document,
+                                                           node_groups=chosen or None)
     except ValidationError as exc:
         for field, problems in exc.message_dict.items():
             for problem in problems:
@@ -97,7 +100,9 @@ def cluster_import(request):
                 raise ValidationError({"action": ["Starting a simulation needs an architect or reviewer login."]})
             stack_id = request.POST.get("stack", "")
             stack = get_object_or_404(Stack, pk=int(stack_id)) if stack_id.isdigit() else None
-            run, _created = evidence_services.simulation_start(user=request.user, stack=stack, scenario_document=document)
+            chosen = request.POST.get("node_groups", "").replace(",", " ").split() if stack else []
+            run, _created = evidence_services.simulation_start(user=request.user, stack=stack, scenario_document=document,
+                                                               node_groups=chosen or None)
             return redirect("run-detail", pk=run.pk)
     except ValidationError as exc:
         context["errors"] = [(field.replace("_", " "), problem) for field, problems in exc.message_dict.items() for problem in problems]

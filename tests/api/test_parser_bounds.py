@@ -119,5 +119,5 @@ def test_two_nodes_of_one_name_are_refused_with_the_name(page, stack):
     nodes["items"].append(twin)
     name = twin["metadata"]["name"]
     text = _upload_cluster(page, stack, json.dumps(nodes).encode(), (SAMPLE / "pods.json").read_bytes())
-    assert f"two nodes named {name}" in text
+    assert f"duplicate node name &#x27;{name}&#x27;" in text
     assert not SimulationRun.objects.exists()

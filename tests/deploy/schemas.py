@@ -3,8 +3,7 @@
 CRD-backed kinds: the released CRD manifests in ../shared/schemas/<project>/<tag>/ (read in place,
 never copied), strict (additionalProperties false where the CRD is structural and closed) so typos
 fail. Core kinds: kubernetes-validate's bundled OpenAPI for the targeted Kubernetes version, strict.
-Helm values: no chart here publishes a values.schema.json, so every key path must exist in the
-chart's own values.yaml (a map value under a key whose default is a map of free keys is allowed).
+Helm values: checked against the upstream charts in ../shared/charts/ (tests/deploy/charts.py).
 """
 
 from __future__ import annotations
@@ -45,10 +44,6 @@ CRDS = {
     ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): ("lws", "leaderworkerset.x-k8s.io_leaderworkersets.yaml"),
 }
 CORE_GROUPS = {"v1", "apps/v1", "batch/v1", "resource.k8s.io/v1"}
-HELM_CHARTS = {"gpu-operator": "values.yaml", "hami": "values.yaml", "k8s-dra-driver-gpu": "values.yaml",
-               "k8s-device-plugin": "values.yaml"}
-# Charts whose values.yaml is not in ../shared/schemas: the only keys the export may set there.
-UNCHECKED_VALUES = {"kai-scheduler": {"global": {"gpuSharing"}}}
 
 
 def _close(schema):
@@ -95,31 +90,5 @@ def object_errors(obj: dict) -> list[str]:
     return [f"{label}: no stored schema for {api_version} {kind}"]
 
 
-@lru_cache(maxsize=None)
-def chart_defaults(chart: str) -> dict:
-    tag = targets.UPSTREAM[chart][0]
-    return yaml.safe_load((schemas_dir() / chart / tag / HELM_CHARTS[chart]).read_text())
-
-
-def values_errors(chart: str, values: dict) -> list[str]:
-    """Key paths of `values` that the chart's values.yaml does not have (Helm ignores them silently)."""
-    errors: list[str] = []
-    if chart in UNCHECKED_VALUES:  # no stored values.yaml: allow only the documented keys (KAI README: global.gpuSharing)
-        allowed = UNCHECKED_VALUES[chart]
-        return [f"{chart}: {key}: not a documented key" for key in values if key not in allowed] + [
-            f"{chart}: {key}.{sub}: not a documented key" for key in values if key in allowed
-            for sub in values[key] if sub not in allowed[key]]
-
-    def walk(given, default, path):
-        for key, value in given.items():
-            here = f"{path}.{key}" if path else key
-            if not isinstance(default, dict) or key not in default:
-                errors.append(f"{chart}: {here}: not a key of the chart's values.yaml")
-                continue
-            if isinstance(value, dict) and isinstance(default[key], dict) and default[key]:
-                walk(value, default[key], here)
-            elif isinstance(value, dict) and default[key] not in ({}, None) and not isinstance(default[key], dict):
-                errors.append(f"{chart}: {here}: the chart expects {type(default[key]).__name__}, not a map")
-
-    walk(values, chart_defaults(chart), "")
-    return errors
+# Helm values are checked against the charts themselves (tests/deploy/charts.py: ../shared/charts/).
+from tests.deploy.charts import chart_defaults, values_errors  # noqa: E402,F401

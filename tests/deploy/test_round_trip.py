@@ -77,3 +77,32 @@ def test_volcano_queue_memory_is_exported_as_a_kubernetes_quantity():
     assert specs["a"]["capability"] == {"nvidia.com/gpu": 12, "cpu": 48, "memory": "393728Mi"}
     assert specs["b"]["guarantee"] == {"resource": {"cpu": 8}}
     assert specs["b"]["deserved"] == {"nvidia.com/gpu": 4, "memory": "64Gi"}
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_readback_reads_every_object_of_an_export_workloads_included(path):
+    from placement.deploy import export_scenario
+    from placement.deploy.readback import read_objects, workload_mismatches
+
+    scenario = load_scenario(path)
+    export = export_scenario(scenario)
+    read = read_objects(export)
+    assert read["unread"] == []
+    assert sum(read["read"].values()) == len(export.objects())
+    assert len(read["workloads"]) == len([f for f in export.files if f.path.startswith("workloads/")])
+    assert all(w["pods"] >= 1 and any(w["requests"]) for w in read["workloads"])
+    assert workload_mismatches(export, scenario) == []
+
+
+def test_readback_reports_an_object_it_cannot_read_and_a_workload_that_left_its_queue():
+    from placement.deploy import export_scenario
+    from placement.deploy.readback import read_objects, workload_mismatches
+
+    scenario = load_scenario(SCENARIOS[0].parent / "starved-tenant-kueue.yaml")
+    export = export_scenario(scenario)
+    workload = next(f for f in export.files if f.path.startswith("workloads/"))
+    workload.objects.append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "team-a"}})
+    obj = next(o for o in workload.objects if o["kind"] != "Service")
+    obj["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "elsewhere"
+    assert read_objects(export)["unread"] == ["v1 Service svc: no reader for this kind"]
+    assert any("queue ['elsewhere']" in p for p in workload_mismatches(export, scenario))

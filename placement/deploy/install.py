@@ -1,0 +1,162 @@
+"""How an operator installs a bundle on an empty cluster: ordered steps, each a few commands.
+
+One list of steps feeds both ``install.sh`` (run it) and the zip's README (read it), so the two
+never differ. Order: namespaces, node labels, the data plane's ConfigMaps then its charts, the
+operators whose CRDs the workloads use, the control plane's charts, a wait for every CRD to be
+Established and every webhook's Deployment to be Available, then the objects, workloads last.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from placement.deploy import targets as t
+from placement.deploy.bundle import ExportFile
+
+# Workload kind -> the component whose CRDs and controller it needs.
+WORKLOAD_OPERATORS = {"JobSet": "jobset", "LeaderWorkerSet": "lws", "RayJob": "kuberay", "RayCluster": "kuberay",
+                      "PyTorchJob": "training-operator"}
+# Gang scheduler -> the training operator's --gang-scheduler-name (it creates that scheduler's PodGroup
+# from runPolicy.schedulingPolicy). KAI groups pods itself (its podgrouper): no flag.
+GANG_SCHEDULER_NAMES = {"volcano": "volcano", "coscheduling": "scheduler-plugins-scheduler"}
+DATA_PLANE_CHARTS = ("gpu-operator", "hami", "k8s-dra-driver-gpu")
+CONTROL_PLANE_CHARTS = ("kueue", "volcano", "kai-scheduler", "scheduler-plugins")
+WAIT = "600s"
+
+
+@dataclass
+class Step:
+    title: str
+    why: str
+    commands: list[str] = field(default_factory=list)
+
+
+def pool_variable(pool: str) -> str:
+    return "ATLAS_NODES_" + re.sub(r"[^A-Za-z0-9]+", "_", pool).upper()
+
+
+def helm_command(c: t.Component, values_file: str | None) -> str:
+    chart = c.repo if not c.chart else c.chart
+    parts = ["helm", "upgrade", "--install", c.release, chart]
+    if c.chart:
+        parts += ["--repo", c.repo]
+    parts += ["--version", c.version, "--namespace", c.namespace, "--create-namespace"]
+    if values_file:
+        parts += ["-f", values_file]
+    parts += ["--wait", "--timeout", WAIT]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def _waits(c: t.Component) -> list[str]:
+    out = [f"kubectl wait --for=condition=Established crd/{crd} --timeout={WAIT}" for crd in c.crds]
+    out += [f"kubectl -n {c.namespace} rollout status deployment/{d} --timeout={WAIT}" for d in c.deployments]
+    return out
+
+
+def _apply(paths: list[str]) -> list[str]:
+    return [f"kubectl apply --server-side -f {p}" for p in paths]
+
+
+def training_operator_kustomization(gang_scheduler: str | None) -> dict:
+    """The v1 training operator at its pinned tag; with a gang scheduler, its --gang-scheduler-name."""
+    doc: dict = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+                 "resources": [t.TRAINING_OPERATOR_KUSTOMIZE]}
+    if gang_scheduler:
+        doc["patches"] = [{"target": {"kind": "Deployment", "name": "training-operator"},
+                           "patch": "- op: add\n  path: /spec/template/spec/containers/0/command/-\n"
+                                    f"  value: --gang-scheduler-name={gang_scheduler}\n"}]
+    return doc
+
+
+def components_needed(files: list[ExportFile], workload_kinds: set[str]) -> list[str]:
+    charts = {f.chart for f in files if f.kind == "helm-values"}
+    needed = [c for c in DATA_PLANE_CHARTS if c in charts]
+    needed += sorted({WORKLOAD_OPERATORS[k] for k in workload_kinds if k in WORKLOAD_OPERATORS})
+    needed += [c for c in CONTROL_PLANE_CHARTS if c in charts]
+    return needed
+
+
+def install_steps(files: list[ExportFile], pools: list, scheduler: str) -> list[Step]:
+    """Every step from an empty cluster (with GPU nodes) to running workloads."""
+    objects = [o for f in files if f.kind == "manifests" for o in f.objects]
+    kinds = {o["kind"] for f in files if f.path.startswith("workloads/") for o in f.objects}
+    values = {f.chart: f.path for f in files if f.kind == "helm-values"}
+    needed = components_needed(files, kinds)
+    steps = [Step("Prerequisites", "a cluster of Kubernetes "
+                  f"{t.KUBERNETES_VERSION} or later with its GPU nodes joined, kubectl and helm (v3.8+ for oci:// charts)",
+                  ["kubectl version", "helm version"])]
+    if any(f.path == "namespaces.yaml" for f in files):
+        steps.append(Step("Namespaces", "every namespace an object of this bundle lives in", _apply(["namespaces.yaml"])))
+    label_cmds = []
+    for p in pools:
+        labels = " ".join(f"{k}={v}" for k, v in p.labels.items() if k != t.GPU_PRODUCT)
+        var = pool_variable(p.name)
+        label_cmds.append(f": \"${{{var}:?set {var} to the {p.count} node name(s) of pool {p.name} ({p.gpus_per_node} x {p.gpu})}}\"")
+        label_cmds.append(f"kubectl label node --overwrite ${var} {labels}")
+    steps.append(Step("Label the nodes of each pool",
+                      "the labels select each pool's MIG layout, device plugin config, queue flavor and workloads; "
+                      "set one variable per pool to its node names", label_cmds))
+    for project in needed:
+        if project == "training-operator":
+            gang = GANG_SCHEDULER_NAMES.get(scheduler)
+            steps.append(Step("Kubeflow training operator (v1.9.4)",
+                              "PyTorchJob CRD and controller" + (f"; --gang-scheduler-name={gang} makes it create the "
+                                                                 "gang scheduler's PodGroups" if gang else ""),
+                              [f"kubectl apply --server-side -k {t.TRAINING_OPERATOR_DIR}"]
+                              + [f"kubectl wait --for=condition=Established crd/{c} --timeout={WAIT}" for c in t.TRAINING_OPERATOR_CRDS]
+                              + [f"kubectl -n {t.TRAINING_OPERATOR_NAMESPACE} rollout status deployment/training-operator --timeout={WAIT}"]))
+            continue
+        c = t.COMPONENTS[project]
+        folder = values.get(project, "").rpartition("/")[0]
+        before = [f.path for f in files if f.kind == "manifests" and folder and f.path.startswith(folder + "/")
+                  and project in DATA_PLANE_CHARTS and not _needs_crds(f)]
+        cmds = _apply(before) + [helm_command(c, values.get(project))] + _waits(c)
+        cmds += [f"kubectl -n {c.namespace} rollout restart {r}" for r in c.restart]
+        why = f"chart {c.chart or c.repo} {c.version}, release {c.release} in namespace {c.namespace}"
+        if c.restart:
+            why += "; restarted because it reads its configuration only at start"
+        if c.note:
+            why += f" ({c.note})"
+        steps.append(Step(f"{project} {t.UPSTREAM.get(project, (c.version,))[0]}", why, cmds))
+    done = {p for s in steps for cmd in s.commands for p in re.findall(r"-f (\S+\.yaml)$", cmd)}
+    rest = [f.path for f in files if f.kind == "manifests" and f.path not in done and f.path != "namespaces.yaml"
+            and not f.path.startswith("workloads/")]
+    if rest:
+        steps.append(Step("Queues, flavors and configuration", "the objects the simulation ran with", _apply(rest)))
+    manual = [f for f in files if f.path.startswith("kube-scheduler/")]
+    if manual:
+        steps.append(Step("Default scheduler profile (control-plane nodes)",
+                          "kube-scheduler reads --config only at start: copy the profile to every control-plane node "
+                          "and restart kube-scheduler (managed clusters: set it through the provider)",
+                          [f"kubectl -n kube-system get configmap scheduler-config -o jsonpath='{{.data.scheduler-config\\.yaml}}' "
+                           "> /etc/kubernetes/scheduler-config.yaml  # on each control-plane node; then add "
+                           "--config=/etc/kubernetes/scheduler-config.yaml to its static pod manifest"]))
+    workloads = [f.path for f in files if f.path.startswith("workloads/")]
+    if workloads:
+        steps.append(Step("Example workloads", "one per workload class and pool, as the simulation ran them", _apply(workloads)))
+    steps.append(Step("Check", "every workload admitted and running",
+                      ["kubectl get pods -A -l app.kubernetes.io/name -o wide"]
+                      + (["kubectl get workloads.kueue.x-k8s.io -A"] if "kueue" in needed else [])))
+    del objects
+    return steps
+
+
+def _needs_crds(f: ExportFile) -> bool:
+    return any("." in o["apiVersion"].split("/")[0] for o in f.objects)
+
+
+def install_script(steps: list[Step]) -> str:
+    lines = ["#!/usr/bin/env bash", "# Generated by the GPU Placement Atlas: run from this folder against an empty cluster.",
+             "set -euo pipefail", 'cd "$(dirname "$0")"', ""]
+    for n, step in enumerate(steps, 1):
+        lines += [f"# {n}. {step.title}: {step.why}", f"echo '== {n}. {step.title}'", *step.commands, ""]
+    return "\n".join(lines)
+
+
+def install_readme(steps: list[Step]) -> list[str]:
+    lines = []
+    for n, step in enumerate(steps, 1):
+        lines += [f"### {n}. {step.title}", "", step.why[0].upper() + step.why[1:] + ".", "", "```sh", *step.commands, "```", ""]
+    return lines
