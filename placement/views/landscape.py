@@ -5,12 +5,14 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.shortcuts import render
 
+from placement.page_cache import catalog_page
 from placement.schemas import CncfStatus
 from placement.selectors.landscape import landscape_csv, landscape_groups
 from placement.views.common import read_required
 
 
 @read_required
+@catalog_page
 def landscape(request):
     cncf = request.GET.get("cncf", "")
     cncf = cncf if cncf in {c.value for c in CncfStatus} else ""
@@ -22,6 +24,7 @@ def landscape(request):
 
 
 @read_required
+@catalog_page
 def landscape_export_csv(request):
     response = HttpResponse(landscape_csv(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="gpu-placement-atlas-landscape.csv"'

@@ -1,0 +1,190 @@
+"""Pages and API reads drawn from the catalog: rendered once per catalog version, and answered with
+a 304 when the browser already holds the current one.
+
+`catalog_page` (page views) and `catalog_read` (API `get` methods) key everything on
+`selectors.catalog_state.catalog_state()`, one query per request:
+
+* **ETag and Last-Modified.** The ETag hashes the catalog state with what else the response
+  depends on: the URL, the user, the CSRF cookie (so a login, which rotates it, never gets an
+  older page's 304), the Accept header and htmx's request headers. A match answers 304 before the
+  view runs.
+* **Rendered once per version** (pages). The body is kept in the configured cache (Redis in real
+  mode, local memory in the embedded default) under the catalog state, never with a timeout: a
+  new version is a new key. What differs between users is not in the cached body: the page is
+  rendered with placeholders for the CSRF token and the user name (the `donut` context processor)
+  and they are filled in per request; signed-in and anonymous visitors have separate entries
+  (their header differs). A request with a message to show is rendered afresh, uncached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import wraps
+
+from django.contrib.messages import get_messages
+from django.core.cache import cache
+from django.http import HttpResponse
+from django.middleware.csrf import get_token
+from django.utils.cache import get_conditional_response, patch_cache_control
+from django.utils.html import escape
+from django.utils.http import http_date
+
+from placement.selectors.catalog_state import catalog_state
+
+CSRF_MARK = "atlasDonutCsrf0x7d41"
+USER_MARK = "atlasDonutUser0x7d41"
+_VARY_HEADERS = ("HTTP_ACCEPT", "HTTP_HX_REQUEST", "HTTP_HX_BOOSTED", "HTTP_HX_HISTORY_RESTORE_REQUEST", "HTTP_HX_TARGET")
+_KEPT_HEADERS = ("Content-Type", "HX-Push-Url", "Content-Disposition")
+
+
+def _digest(*parts) -> str:
+    return hashlib.blake2b("\x1f".join(str(p) for p in parts).encode(), digest_size=16).hexdigest()
+
+
+def _django_request(request):
+    return getattr(request, "_request", request)  # a DRF Request wraps Django's
+
+
+def _etag(request, scope: str) -> str:
+    user = getattr(request, "user", None)
+    user_id = user.pk if user is not None and user.is_authenticated else 0
+    django_request = _django_request(request)
+    meta = django_request.META
+    return '"%s"' % _digest(
+        catalog_state(django_request).key,
+        scope,
+        django_request.get_full_path(),
+        user_id,
+        django_request.COOKIES.get("csrftoken", ""),
+        *(meta.get(h, "") for h in _VARY_HEADERS),
+    )
+
+
+def _not_modified(request, etag: str):
+    state = catalog_state(_django_request(request))
+    stamp = int(state.last_modified.timestamp()) if state.last_modified else None
+    return get_conditional_response(_django_request(request), etag=etag, last_modified=stamp)
+
+
+def _mark(response, etag: str, request) -> None:
+    state = catalog_state(_django_request(request))
+    if not response.has_header("ETag"):
+        response["ETag"] = etag
+    if state.last_modified and not response.has_header("Last-Modified"):
+        response["Last-Modified"] = http_date(state.last_modified.timestamp())
+    # Each user's copy is their own; the browser asks again each time and mostly gets a 304.
+    patch_cache_control(response, private=True, no_cache=True)
+
+
+class _DonutUser:
+    """The user as a cached page's header sees it: signed in or not, name left as a placeholder."""
+
+    def __init__(self, user):
+        self.is_authenticated = bool(user.is_authenticated)
+        self.is_anonymous = not self.is_authenticated
+        self.username = USER_MARK if self.is_authenticated else ""
+
+    def get_username(self) -> str:
+        return self.username
+
+
+def donut(request) -> dict:
+    """Context processor (last in the list): while a page is rendered for the cache, the per-request
+    values are placeholders that `catalog_page` fills in for each visitor."""
+    if getattr(request, "_atlas_donut", False):
+        return {"csrf_token": CSRF_MARK, "user": _DonutUser(request.user), "perms": {}, "messages": ()}
+    return {}
+
+
+def _fill(request, body: bytes) -> bytes:
+    if CSRF_MARK.encode() in body:
+        body = body.replace(CSRF_MARK.encode(), get_token(request).encode())
+    if USER_MARK.encode() in body:
+        body = body.replace(USER_MARK.encode(), escape(request.user.get_username()).encode())
+    return body
+
+
+def _page_key(request, scope: str) -> str:
+    meta = request.META
+    return "atlas:page:" + _digest(
+        catalog_state(request).key,
+        scope,
+        request.get_full_path(),
+        request.user.is_authenticated,
+        *(meta.get(h, "") for h in _VARY_HEADERS[1:]),
+    )
+
+
+def catalog_page(view):
+    """Decorate a page view drawn from the catalog (under its access decorator): 304 on a matching
+    ETag, the rendered page from the cache, or the view rendered once for this catalog state."""
+
+    scope = f"{view.__module__}.{view.__name__}"
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if request.method not in ("GET", "HEAD"):
+            return view(request, *args, **kwargs)
+        etag = _etag(request, scope)
+        response = _not_modified(request, etag)
+        if response is None:
+            response = _cached_render(request, scope, view, args, kwargs)
+        _mark(response, etag, request)
+        return response
+
+    return wrapper
+
+
+def _cached_render(request, scope, view, args, kwargs):
+    if len(get_messages(request)):
+        return view(request, *args, **kwargs)  # a message is shown once: not a page to keep
+    key = _page_key(request, scope)
+    entry = cache.get(key)
+    if entry is None:
+        request._atlas_donut = True
+        try:
+            response = view(request, *args, **kwargs)
+        finally:
+            request._atlas_donut = False
+        if response.streaming or not isinstance(response, HttpResponse):
+            return response
+        body = response.content
+        if response.status_code == 200 and not response.cookies:
+            headers = {h: response[h] for h in _KEPT_HEADERS if response.has_header(h)}
+            cache.set(key, (body, headers), None)  # invalidated by the version in the key, never by time
+        response.content = _fill(request, body)
+        return response
+    body, headers = entry
+    response = HttpResponse(_fill(request, body))
+    for name, value in headers.items():
+        response[name] = value
+    return response
+
+
+def catalog_read(method):
+    """Decorate an API view's `get`: ETag and Last-Modified on the catalog state, 304 on a match."""
+
+    @wraps(method)
+    def wrapper(self, request, *args, **kwargs):
+        etag = _etag(request, f"{type(self).__module__}.{type(self).__name__}")
+        response = _not_modified(request, etag)
+        if response is None:
+            response = method(self, request, *args, **kwargs)
+        if response.status_code in (200, 304):
+            _mark(response, etag, request)
+        return response
+
+    return wrapper
+
+
+def cached_payload(request, scope: str, build) -> bytes | None:
+    """An API payload (rendered JSON bytes) kept per catalog state and URL; `build` returns the
+    bytes, or None for an answer not to keep (a 404)."""
+    django_request = _django_request(request)
+    key = "atlas:api:" + _digest(catalog_state(django_request).key, scope, django_request.get_host(), django_request.get_full_path())
+    body = cache.get(key)
+    if body is None:
+        body = build()
+        if body is not None:
+            cache.set(key, body, None)
+    return body
