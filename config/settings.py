@@ -57,7 +57,7 @@ MIDDLEWARE = [
     # middleware pads each response against BREACH. ETags: pages drawn from the catalog set their
     # own (placement.page_cache); every other read gets one from its content.
     "django.middleware.gzip.GZipMiddleware",
-    "django.middleware.http.ConditionalGetMiddleware",
+    "placement.page_cache.ContentETagMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

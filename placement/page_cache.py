@@ -19,12 +19,14 @@ a 304 when the browser already holds the current one.
 from __future__ import annotations
 
 import hashlib
+import re
 from functools import wraps
 
 from django.contrib.messages import get_messages
 from django.core.cache import cache
 from django.http import HttpResponse
 from django.middleware.csrf import get_token
+from django.middleware.http import ConditionalGetMiddleware
 from django.utils.cache import get_conditional_response, patch_cache_control
 from django.utils.html import escape
 from django.utils.http import http_date
@@ -45,6 +47,12 @@ def _django_request(request):
     return getattr(request, "_request", request)  # a DRF Request wraps Django's
 
 
+def _csrf_secret(request) -> str:
+    """The CSRF secret the response's tokens are masked from: the cookie's, or the one this
+    response is about to set (so a first view and its repeat have the same ETag)."""
+    return request.META.get("CSRF_COOKIE") or request.COOKIES.get("csrftoken", "")
+
+
 def _etag(request, scope: str) -> str:
     user = getattr(request, "user", None)
     user_id = user.pk if user is not None and user.is_authenticated else 0
@@ -55,7 +63,7 @@ def _etag(request, scope: str) -> str:
         scope,
         django_request.get_full_path(),
         user_id,
-        django_request.COOKIES.get("csrftoken", ""),
+        _csrf_secret(django_request),
         *(meta.get(h, "") for h in _VARY_HEADERS),
     )
 
@@ -125,6 +133,7 @@ def catalog_page(view):
     def wrapper(request, *args, **kwargs):
         if request.method not in ("GET", "HEAD"):
             return view(request, *args, **kwargs)
+        get_token(request)  # every page carries a token (base.html): its secret is in the ETag
         etag = _etag(request, scope)
         response = _not_modified(request, etag)
         if response is None:
@@ -188,3 +197,33 @@ def cached_payload(request, scope: str, build) -> bytes | None:
         if body is not None:
             cache.set(key, body, None)
     return body
+
+
+# --- every other read: an ETag from the content --------------------------------------------------
+
+_TOKENS = re.compile(rb'(X-CSRFToken": "|name="csrfmiddlewaretoken" value=")[A-Za-z0-9]{64}')
+
+
+class ContentETagMiddleware(ConditionalGetMiddleware):
+    """Django's ConditionalGetMiddleware for the reads not drawn from the catalog alone (stacks,
+    runs, decisions, the review queue, the API's other reads): the ETag hashes the content, so it
+    moves with the object's own state, and a repeat view of an unchanged page answers 304.
+
+    Django's own ETag would never match on a page: each render masks the CSRF token afresh. Here
+    the tokens are left out of the hash and the CSRF cookie and the user are put in instead (the
+    older token in the browser's copy stays valid for as long as that cookie does)."""
+
+    def process_response(self, request, response):
+        if (
+            request.method in ("GET", "HEAD")
+            and response.status_code == 200
+            and not response.streaming
+            and not response.has_header("ETag")
+        ):
+            user = getattr(request, "user", None)
+            response["ETag"] = '"%s"' % _digest(
+                hashlib.blake2b(_TOKENS.sub(rb"\1", response.content), digest_size=16).hexdigest(),
+                user.pk if user is not None and user.is_authenticated else 0,
+                _csrf_secret(request),
+            )
+        return super().process_response(request, response)
