@@ -55,9 +55,9 @@ def empty_page_cache():
     from django.conf import settings
 
     if settings.configured:
-        from django.core.cache import cache
+        from placement import page_cache
 
-        cache.clear()
+        page_cache.clear()
     yield
 
 
