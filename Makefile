@@ -43,6 +43,7 @@ bench: install
 	$(PY) benchmarks/rules_bench.py
 	$(PY) benchmarks/sim_bench.py all
 	$(PY) benchmarks/api_bench.py
+	$(SERVICES) run -- $(PY) benchmarks/page_bench.py
 
 # Mutation testing of the core pure modules ([tool.mutmut] in pyproject.toml); slow, not in CI
 # (docs/testing.md). One module only: make mutation MUTATE=scheduler_core.mig

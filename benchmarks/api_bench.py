@@ -56,6 +56,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def bench_pg() -> str:
+    """$BENCH_PG, else the PostgreSQL tools/test_services.sh started, else the default port."""
+    default = os.environ.get("ATLAS_TEST_PG_URL", "postgres://postgres@127.0.0.1:5432")
+    return os.environ.get("BENCH_PG", default).rstrip("/")
+
+
 def run(cmd: list[str], env: dict) -> None:
     subprocess.run(cmd, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
 
@@ -103,8 +109,10 @@ def _ms(text: str) -> float:
     return float(value) * _UNITS[unit]
 
 
-def wrk(base: str, method: str, path: str, body, duration: int, connections: int) -> dict:
+def wrk(base: str, method: str, path: str, body, duration: int, connections: int, headers: dict | None = None) -> dict:
     args = ["wrk", f"-t{min(2, connections)}", f"-c{connections}", f"-d{duration}s", "--latency"]
+    for name, value in (headers or {}).items():
+        args += ["-H", f"{name}: {value}"]
     script = None
     if method != "GET":
         script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
@@ -134,7 +142,7 @@ def wrk(base: str, method: str, path: str, body, duration: int, connections: int
 # --- fallback: Python load generator --------------------------------------------------------------
 
 
-def pyload(base: str, method: str, path: str, body, duration: int, connections: int) -> dict:
+def pyload(base: str, method: str, path: str, body, duration: int, connections: int, headers: dict | None = None) -> dict:
     host, port = base.removeprefix("http://").split(":")
     payload = json.dumps(body).encode() if body is not None else None
     latencies: list[list[float]] = [[] for _ in range(connections)]
@@ -143,10 +151,10 @@ def pyload(base: str, method: str, path: str, body, duration: int, connections: 
 
     def worker(i: int) -> None:
         conn = HTTPConnection(host, int(port), timeout=30)
-        headers = {"Content-Type": "application/json"} if payload else {}
+        sent = {**(headers or {}), **({"Content-Type": "application/json"} if payload else {})}
         while time.monotonic() < stop:
             start = time.perf_counter()
-            conn.request(method, path, body=payload, headers=headers)
+            conn.request(method, path, body=payload, headers=sent)
             response = conn.getresponse()
             response.read()
             latencies[i].append((time.perf_counter() - start) * 1000)
@@ -178,7 +186,7 @@ def main() -> int:
     parser.add_argument("--keep-db", action="store_true", help="reuse atlas_bench as it is")
     args = parser.parse_args()
 
-    pg = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432").rstrip("/")
+    pg = bench_pg()
     env = {
         **os.environ,
         "DATABASE_URL": f"{pg}/{DB_NAME}",

@@ -53,6 +53,11 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # HTML and JSON compressed (static files come precompressed from WhiteNoise above); Django's
+    # middleware pads each response against BREACH. ETags: pages drawn from the catalog set their
+    # own (placement.page_cache); every other read gets one from its content.
+    "django.middleware.gzip.GZipMiddleware",
+    "placement.page_cache.ContentETagMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -76,6 +81,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # Last: a page rendered for the cache gets placeholders for the user's parts.
+                "placement.page_cache.donut",
             ],
         },
     },
@@ -156,10 +163,6 @@ ATLAS_PUBLIC_EMBEDS = env_bool("ATLAS_PUBLIC_EMBEDS", True)
 ATLAS_CHROMIUM = os.environ.get("ATLAS_CHROMIUM", "/usr/bin/chromium")
 ATLAS_PDF_TIMEOUT = float(os.environ.get("ATLAS_PDF_TIMEOUT", "20"))
 
-# The API's project list pages are cached per process and re-check the catalog version at most
-# this often (seconds); 0 checks on every request.
-ATLAS_API_LIST_RECHECK_SECONDS = float(os.environ.get("ATLAS_API_LIST_RECHECK_SECONDS", "1"))
-
 # Simulation runs: a run whose worker wrote no progress for this long is requeued (once) or failed.
 ATLAS_RUN_HEARTBEAT_TIMEOUT = int(os.environ.get("ATLAS_RUN_HEARTBEAT_TIMEOUT", "120"))
 ATLAS_RUN_MAX_ATTEMPTS = int(os.environ.get("ATLAS_RUN_MAX_ATTEMPTS", "2"))
@@ -236,6 +239,18 @@ CELERY_WORKER_MAX_MEMORY_PER_CHILD = ATLAS_WORKER_MEMORY_LIMIT_MB * 768 or None
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+
+# The cache of pages and API payloads drawn from the catalog (placement.page_cache), keyed on the
+# catalog version, never expired by time. Real mode: the Redis the deployment runs (ATLAS_CACHE_URL,
+# default the Celery broker's URL when that is Redis; give Redis a maxmemory with allkeys-lru so
+# old versions' pages make room); otherwise this process' memory.
+ATLAS_CACHE_URL = os.environ.get("ATLAS_CACHE_URL", _BROKER_FROM_ENV if _BROKER_FROM_ENV.startswith("redis") else "")
+if ATLAS_CACHE_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": ATLAS_CACHE_URL,
+                          "KEY_PREFIX": "atlas", "TIMEOUT": None}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "atlas",
+                          "TIMEOUT": None}}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -48,6 +48,19 @@ def eager_celery():
     yield
 
 
+@pytest.fixture(autouse=True)
+def empty_page_cache():
+    """Each test starts with no cached page or API payload (placement.page_cache): the keys hold
+    the catalog state, but a rolled-back test can leave the same state with other rows."""
+    from django.conf import settings
+
+    if settings.configured:
+        from placement import page_cache
+
+        page_cache.clear()
+    yield
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():

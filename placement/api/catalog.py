@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
-import time
-from collections import OrderedDict
 
-from django.conf import settings
 from django.db.models.fields.json import KeyTransform
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
@@ -34,14 +30,29 @@ from placement.api.serializers import (
 )
 from placement.filtersets import ProjectFilterSet
 from placement.models import Capability, Layer, Map, Project, ProjectLayer, Revision
+from placement.page_cache import cached_payload, catalog_read
 from placement.selectors.review import revisions_visible_to
 from placement.rules import builtin_rules
-from placement.selectors.catalog import catalog_version, catalog_vocabulary, project_document, project_list_queryset
+from placement.selectors.catalog import catalog_vocabulary, project_document, project_list_queryset
 from placement.selectors.evidence import builtin_scenarios
 from placement.services import review as review_services
 
 
-class MapList(AtlasViewMixin, generics.ListAPIView):
+def _json_response(request, body: bytes):
+    if getattr(request, "accepted_renderer", None) is None or request.accepted_renderer.format == "json":
+        return HttpResponse(body, content_type="application/json")
+    return Response(json.loads(body))  # the browsable API renders the same payload
+
+
+class CatalogReadMixin:
+    """ETag and Last-Modified on the catalog version, 304 on a match (`page_cache.catalog_read`)."""
+
+    @catalog_read
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+class MapList(CatalogReadMixin, AtlasViewMixin, generics.ListAPIView):
     """The maps (five-layer control plane, planes, four-layer architecture) with their layers."""
 
     serializer_class = MapSerializer
@@ -49,13 +60,13 @@ class MapList(AtlasViewMixin, generics.ListAPIView):
     filter_backends: list = []
 
 
-class MapDetail(AtlasViewMixin, generics.RetrieveAPIView):
+class MapDetail(CatalogReadMixin, AtlasViewMixin, generics.RetrieveAPIView):
     serializer_class = MapSerializer
     queryset = Map.objects.prefetch_related("layers")
     lookup_field = "slug"
 
 
-class LayerList(AtlasViewMixin, generics.ListAPIView):
+class LayerList(CatalogReadMixin, AtlasViewMixin, generics.ListAPIView):
     serializer_class = LayerSerializer
     queryset = Layer.objects.select_related("map")
     filter_backends = [DjangoFilterBackend, filters.SearchFilter]
@@ -63,7 +74,7 @@ class LayerList(AtlasViewMixin, generics.ListAPIView):
     search_fields = ["code", "name", "description"]
 
 
-class CapabilityList(AtlasViewMixin, generics.ListAPIView):
+class CapabilityList(CatalogReadMixin, AtlasViewMixin, generics.ListAPIView):
     """Capabilities and the layer that owns each (what a misuse check is judged against)."""
 
     serializer_class = CapabilitySerializer
@@ -72,7 +83,7 @@ class CapabilityList(AtlasViewMixin, generics.ListAPIView):
     search_fields = ["slug", "name", "description"]
 
 
-class CapabilityDetail(AtlasViewMixin, generics.RetrieveAPIView):
+class CapabilityDetail(CatalogReadMixin, AtlasViewMixin, generics.RetrieveAPIView):
     serializer_class = CapabilitySerializer
     queryset = Capability.objects.all()
     lookup_field = "slug"
@@ -115,59 +126,6 @@ POST proposes a new project: the whole template plus a `reason`. It is not on th
 this list) until a reviewer accepts the proposal; the response names the revision to review."""
 
 
-class _PageCache:
-    """List pages keyed by (catalog version, host, path and query), least recently used first out.
-
-    The catalog version (`selectors.catalog.catalog_version()`, two queries) is read again at most
-    every ATLAS_API_LIST_RECHECK_SECONDS (default 1 s) per process, so a hit costs no query at all;
-    a write through this API clears the process' pages at once, and another worker sees it within
-    that many seconds. 0 reads the version on every request (the tests do)."""
-
-    def __init__(self, size: int = 256):
-        self.size = size
-        self.pages: OrderedDict = OrderedDict()
-        self.lock = threading.Lock()
-        self.version: str | None = None
-        self.checked = 0.0
-
-    def current_version(self) -> str:
-        recheck = float(getattr(settings, "ATLAS_API_LIST_RECHECK_SECONDS", 1.0))
-        now = time.monotonic()
-        if self.version is None or now - self.checked >= recheck:
-            version = catalog_version()
-            with self.lock:
-                if version != self.version:
-                    self.pages.clear()  # an older catalog version is never asked for again
-                self.version, self.checked = version, now
-        return self.version
-
-    def get(self, key):
-        with self.lock:
-            data = self.pages.get(key)
-            if data is not None:
-                self.pages.move_to_end(key)
-            return data
-
-    def put(self, key, data) -> None:
-        with self.lock:
-            self.pages[key] = data
-            while len(self.pages) > self.size:
-                self.pages.popitem(last=False)
-
-    def clear(self) -> None:
-        with self.lock:
-            self.pages.clear()
-            self.version = None
-
-
-_LIST_CACHE = _PageCache()
-
-
-def project_pages_changed() -> None:
-    """Called by API views after a write that can change the list (accept)."""
-    _LIST_CACHE.clear()
-
-
 class ProjectList(AtlasViewMixin, generics.ListAPIView):
     serializer_class = ProjectListSerializer
     filter_backends = [LazyDjangoFilterBackend, filters.SearchFilter, filters.OrderingFilter]
@@ -180,22 +138,16 @@ class ProjectList(AtlasViewMixin, generics.ListAPIView):
         return project_list_queryset()
 
     @extend_schema(description=PROJECT_LIST_DESCRIPTION)
+    @catalog_read
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
     def list(self, request, *args, **kwargs):
-        """A page is computed once per catalog version and query (see _PageCache): the catalog
-        changes only by reviewed writes, and every accepted write moves `catalog_version()`.
-        Misses compute the page with `list_page`."""
-        key = (_LIST_CACHE.current_version(), request.get_host(), request.get_full_path())
-        body = _LIST_CACHE.get(key)
-        if body is None:
-            # Cached as rendered JSON: a hit then costs neither queries nor serialisation.
-            body = JSONRenderer().render(self.list_page(request).data)
-            _LIST_CACHE.put(key, body)
-        if getattr(request, "accepted_renderer", None) is None or request.accepted_renderer.format == "json":
-            return HttpResponse(body, content_type="application/json")
-        return Response(json.loads(body))  # the browsable API renders the same page
+        """A page is computed once per catalog version and query (`page_cache.cached_payload`),
+        kept as rendered JSON: a hit costs neither queries nor serialisation. Misses compute the
+        page with `list_page`."""
+        body = cached_payload(request, "project-list", lambda: JSONRenderer().render(self.list_page(request).data))
+        return _json_response(request, body)
 
     def list_page(self, request):
         """The selector's queryset, filtered, searched and ordered; then rows as plain values.
@@ -239,8 +191,17 @@ class ProjectDetailView(AtlasViewMixin, generics.GenericAPIView):
     pagination_class = None
 
     @extend_schema(responses=ProjectDetail, description="The whole one-page template of a project and its state.")
+    @catalog_read
     def get(self, request, slug: str):
-        project = get_object_or_404(Project, slug=slug)
+        body = cached_payload(request, "project-detail", lambda: self.detail(slug))
+        if body is None:
+            get_object_or_404(Project, slug=slug)  # the API's 404 body
+        return _json_response(request, body)
+
+    def detail(self, slug: str) -> bytes | None:
+        project = Project.objects.filter(slug=slug).first()
+        if project is None:
+            return None
         data = project_document(project).model_dump(mode="json")
         data.update(
             version=project.version,
@@ -249,10 +210,10 @@ class ProjectDetailView(AtlasViewMixin, generics.GenericAPIView):
             url=reverse("api-project-detail", kwargs={"slug": project.slug}),
             revisions_url=reverse("api-project-revisions", kwargs={"slug": project.slug}),
         )
-        return Response(data)
+        return JSONRenderer().render(data)
 
 
-class PlacementList(AtlasViewMixin, generics.ListAPIView):
+class PlacementList(CatalogReadMixin, AtlasViewMixin, generics.ListAPIView):
     """Where every accepted project sits: one row per (project, map, layer) with its role."""
 
     serializer_class = ProjectPlacementSerializer

@@ -9,7 +9,6 @@ from rest_framework import exceptions, filters, generics, status
 from rest_framework.response import Response
 
 from placement.api.base import AtlasViewMixin
-from placement.api.catalog import project_pages_changed
 from placement.api.filters import RevisionFilterSet
 from placement.api.serializers import (
     RebaseSerializer,
@@ -82,9 +81,7 @@ class RevisionAccept(_Decision):
     extra_error_codes = (409,)
 
     def decide(self, revision, comment):
-        revision = review_services.revision_accept(revision, user=self.request.user, comment=comment)
-        project_pages_changed()
-        return revision
+        return review_services.revision_accept(revision, user=self.request.user, comment=comment)
 
 
 @extend_schema(

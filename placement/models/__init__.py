@@ -1,4 +1,4 @@
-from placement.models.catalog import Capability, Layer, Map, Project, ProjectFacet, ProjectLayer
+from placement.models.catalog import Capability, CatalogVersion, Layer, Map, Project, ProjectFacet, ProjectLayer
 from placement.models.decisions import DecisionEvent, DecisionRecord, ProjectRing, Webhook, WebhookDelivery
 from placement.models.review import Revision
 from placement.models.stacks import ApiAccess, SimulationRun, Stack, StoryBand, Sweep
@@ -6,6 +6,7 @@ from placement.models.stacks import ApiAccess, SimulationRun, Stack, StoryBand, 
 __all__ = [
     "ApiAccess",
     "Capability",
+    "CatalogVersion",
     "DecisionEvent",
     "DecisionRecord",
     "Layer",

@@ -113,3 +113,15 @@ class ProjectFacet(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "facet", "value"], name="project_facet_unique")]
         indexes = [models.Index(fields=["facet", "value"])]
+
+
+class CatalogVersion(models.Model):
+    """One row: a number that moves whenever the accepted catalog does (a proposal accepted, a
+    catalog imported; `placement.services.catalog.catalog_changed`). Pages and API payloads built
+    from the catalog are cached and answered with 304 per version (`placement.page_cache`)."""
+
+    value = models.PositiveBigIntegerField(default=0)
+    changed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"catalog version {self.value}"

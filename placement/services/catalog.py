@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
 
 from placement.catalog_files import CatalogInvalid, read_catalog_dir, write_catalog_dir
-from placement.models import Capability, Layer, Map, Project, ProjectFacet, ProjectLayer, Revision
+from placement.models import Capability, CatalogVersion, Layer, Map, Project, ProjectFacet, ProjectLayer, Revision
 from placement.schemas import CatalogVocabulary, ProjectDocument, builtin_vocabulary, units_served
 from placement.selectors.catalog import catalog_documents, project_document
 
@@ -85,9 +87,20 @@ def _write(project: Project, doc: ProjectDocument, layers: dict[tuple[str, str],
     return project
 
 
+def catalog_changed() -> None:
+    """Move the catalog version (one row, `CatalogVersion`): every page and API payload cached for
+    the old version is then neither served nor answered with a 304 again. The two writers of the
+    accepted catalog call it inside their transaction: accepting a proposal and importing."""
+    now = timezone.now()
+    if not CatalogVersion.objects.filter(pk=1).update(value=F("value") + 1, changed_at=now):
+        CatalogVersion.objects.get_or_create(pk=1, defaults={"value": 1, "changed_at": now})
+
+
 def project_apply(project: Project, doc: ProjectDocument) -> Project:
     """Internal to the review service: callers have checked permissions and the base version."""
-    return _write(project, doc, _layer_ids())
+    project = _write(project, doc, _layer_ids())
+    catalog_changed()
+    return project
 
 
 def catalog_import(directory: Path, *, vocabulary: CatalogVocabulary | None = None) -> list[Project]:
@@ -122,6 +135,7 @@ def catalog_import(directory: Path, *, vocabulary: CatalogVocabulary | None = No
             )
             for project, doc in changed
         )
+        catalog_changed()  # the vocabulary may have changed even when no project did
         return saved
 
 
@@ -133,4 +147,4 @@ def catalog_export(directory: Path) -> list[Path]:
     return write_catalog_dir(catalog_documents(), Path(directory))
 
 
-__all__ = ["CatalogInvalid", "catalog_export", "catalog_import", "project_apply", "vocabulary_sync"]
+__all__ = ["CatalogInvalid", "catalog_changed", "catalog_export", "catalog_import", "project_apply", "vocabulary_sync"]

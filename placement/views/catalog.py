@@ -12,6 +12,7 @@ from placement.filtersets import ProjectFilterSet
 from placement.form_widgets import RowsField, new_row_key
 from placement.forms import ProjectForm
 from placement.models import Project
+from placement.page_cache import catalog_page
 from placement.selectors.catalog import (
     catalog_vocabulary,
     draft_placement_preview,
@@ -27,6 +28,7 @@ from placement.views.common import action_required, apply_service_errors, read_r
 
 
 @read_required
+@catalog_page
 def home(request):
     columns, rows = layer_map_grid()
     rings = ring_by_project_id()
@@ -45,6 +47,7 @@ def home(request):
 
 
 @read_required
+@catalog_page
 def project_list(request):
     # Always bound: no query string means "no filter", so the menu link lists every project.
     filterset = ProjectFilterSet(request.GET, queryset=project_list_queryset())
@@ -54,6 +57,7 @@ def project_list(request):
 
 
 @read_required
+@catalog_page
 def project_detail(request, slug: str):
     project = get_object_or_404(Project, slug=slug)
     doc = project_document(project)

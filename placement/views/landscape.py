@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.shortcuts import render
 
+from placement.page_cache import catalog_page
 from placement.schemas import CncfStatus, Kind
 from placement.selectors.landscape import LandscapeFilters, landscape_csv, landscape_groups
 from placement.views.common import read_required
@@ -14,6 +15,7 @@ PLANES = ("data", "control", "platform")
 
 
 @read_required
+@catalog_page
 def landscape(request):
     """A dense grid by layer and category; every filter is in the URL, every card has a permalink."""
     cncf = request.GET.get("cncf", "")
@@ -35,6 +37,7 @@ def landscape(request):
 
 
 @read_required
+@catalog_page
 def landscape_export_csv(request):
     response = HttpResponse(landscape_csv(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="gpu-placement-atlas-landscape.csv"'

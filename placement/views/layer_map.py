@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
 
 from placement.models import Stack
+from placement.page_cache import catalog_page
 from placement.selectors.catalog import catalog_vocabulary
 from placement.selectors.layer_map import (
     DEFAULT_VIEW,
@@ -106,6 +107,7 @@ def _page(request, page: str, fragment: str, context: dict, url_name: str):
 
 
 @read_required
+@catalog_page
 def layer_map(request):
     context = _map_context(request)
     context.update(_figures(context["data"]))
@@ -113,6 +115,7 @@ def layer_map(request):
 
 
 @read_required
+@catalog_page
 def layer_map_list(request):
     context = _map_context(request)
     context["groups"] = layer_map_groups(context["data"])
@@ -121,6 +124,7 @@ def layer_map_list(request):
 
 @xframe_options_exempt
 @embed_read_required
+@catalog_page
 def embed_map(request):
     """Read-only map for iframes: no navigation, no forms; the URL carries the same filters."""
     context = _map_context(request)

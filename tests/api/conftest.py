@@ -30,16 +30,6 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-@pytest.fixture(autouse=True)
-def fresh_project_pages(settings):
-    """Read the catalog version on every list request, and start each test with no cached page
-    (a page cached by an earlier test may describe rows its rollback removed)."""
-    from placement.api.catalog import project_pages_changed
-
-    settings.ATLAS_API_LIST_RECHECK_SECONDS = 0
-    project_pages_changed()
-
-
 @pytest.fixture
 def api(db) -> APIClient:
     return APIClient()
