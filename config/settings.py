@@ -194,6 +194,11 @@ ATLAS_RUN_RESEND_AFTER = int(os.environ.get("ATLAS_RUN_RESEND_AFTER", "180"))
 # The run page's verdict band (~60 short simulations) is computed in a task stopped after this (s).
 ATLAS_BAND_TIME_LIMIT = int(os.environ.get("ATLAS_BAND_TIME_LIMIT", "120"))
 
+# Webhook targets in private networks an operator allows (comma-separated CIDRs, e.g.
+# "10.20.0.0/16"); every other loopback, private, link-local, multicast or reserved address is
+# refused (placement/outbound.py, docs/production.md "Webhooks").
+ATLAS_WEBHOOK_ALLOWED_NETWORKS = [n.strip() for n in os.environ.get("ATLAS_WEBHOOK_ALLOWED_NETWORKS", "").split(",") if n.strip()]
+
 # Celery. Real mode: CELERY_BROKER_URL (Redis). Embedded default: Kombu's filesystem transport
 # under var/broker (no server to run); `make run` starts a worker beside the web server, so a
 # submitted run returns at once and its progress moves as in real mode. ATLAS_CELERY_EAGER=1 runs
