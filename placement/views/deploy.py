@@ -58,7 +58,7 @@ def stack_simulate_cluster(request, pk: int):
             upload = request.FILES.get(field)
             if upload is None and field != "queues_file":
                 raise ValidationError({field: ["Upload the output of kubectl get nodes/pods -o json."]})
-            files[field] = decode_snapshot_file(upload.read(), field) if upload is not None else None
+            files[field] = decode_snapshot_file(upload, field, field.removesuffix("_file")) if upload is not None else None
         document = snapshot_scenario(files["nodes_file"], files["pods_file"], files["queues_file"],
                                      name=request.POST.get("name") or "imported-cluster")
         run, _created = evidence_services.simulation_start(user=request.user, stack=stack, scenario_document=document)
