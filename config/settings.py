@@ -116,8 +116,9 @@ AUTH_PASSWORD_VALIDATORS = [
 # Login throttling (django-axes): after AXES_FAILURE_LIMIT failed logins for one username from
 # one address, that pair is locked for the cool-off (/login/, /admin/login/ and bad API tokens,
 # see placement.api.authentication). Per username *and* address, so nobody can lock a colleague
-# out from elsewhere. The address is REMOTE_ADDR: behind a reverse proxy, have it set that to the
-# client's address (or configure django-axes' ipware settings).
+# out from elsewhere. The address is the client's as the trusted proxies report it
+# (placement/client_address.py): behind N proxies that append to X-Forwarded-For set
+# ATLAS_TRUSTED_PROXY_COUNT=N (docs/production.md "Proxy"); 0 = REMOTE_ADDR.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -126,6 +127,9 @@ AXES_ENABLED = env_bool("ATLAS_LOGIN_THROTTLING", True)
 AXES_FAILURE_LIMIT = int(os.environ.get("ATLAS_LOGIN_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("ATLAS_LOGIN_COOLOFF_MINUTES", "15")))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+ATLAS_TRUSTED_PROXY_COUNT = int(os.environ.get("ATLAS_TRUSTED_PROXY_COUNT", "0"))
+ATLAS_FORWARDED_FOR_HEADER = "HTTP_" + os.environ.get("ATLAS_FORWARDED_FOR_HEADER", "X-Forwarded-For").upper().replace("-", "_")
+AXES_CLIENT_IP_CALLABLE = "placement.client_address.client_address"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
@@ -196,6 +200,11 @@ ATLAS_RUN_QUEUE_TIMEOUT = int(os.environ.get("ATLAS_RUN_QUEUE_TIMEOUT", "21600")
 ATLAS_RUN_RESEND_AFTER = int(os.environ.get("ATLAS_RUN_RESEND_AFTER", "180"))
 # The run page's verdict band (~60 short simulations) is computed in a task stopped after this (s).
 ATLAS_BAND_TIME_LIMIT = int(os.environ.get("ATLAS_BAND_TIME_LIMIT", "120"))
+
+# Webhook targets in private networks an operator allows (comma-separated CIDRs, e.g.
+# "10.20.0.0/16"); every other loopback, private, link-local, multicast or reserved address is
+# refused (placement/outbound.py, docs/production.md "Webhooks").
+ATLAS_WEBHOOK_ALLOWED_NETWORKS = [n.strip() for n in os.environ.get("ATLAS_WEBHOOK_ALLOWED_NETWORKS", "").split(",") if n.strip()]
 
 # Celery. Real mode: CELERY_BROKER_URL (Redis). Embedded default: Kombu's filesystem transport
 # under var/broker (no server to run); `make run` starts a worker beside the web server, so a

@@ -112,3 +112,134 @@ def load_yaml(raw: bytes | str):
                            syntax=not isinstance(exc, yaml.constructor.ConstructorError)) from None
     except RecursionError:
         raise ParseProblem(f"nested too deeply (more than {MAX_DEPTH} levels)") from None
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+class _NeedMore(Exception):
+    """A value runs past the text read so far."""
+
+
+class _Stream:
+    """UTF-8 text read from a binary file in chunks; only the unread part is held."""
+
+    def __init__(self, fileobj, chunk: int):
+        import codecs
+
+        self.file, self.chunk = fileobj, chunk
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.buf, self.pos, self.eof, self.consumed = "", 0, False, 0
+
+    def fill(self) -> None:
+        data = self.file.read(self.chunk)
+        try:
+            text = self.decoder.decode(data or b"", final=not data)
+        except UnicodeDecodeError as exc:
+            offset = self.consumed + len(self.buf.encode()) + exc.start
+            raise ParseProblem(f"not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset {offset:,}") from None
+        self.consumed += len(self.buf[: self.pos].encode())
+        self.buf, self.pos, self.eof = self.buf[self.pos:] + text, 0, not data
+
+    def peek(self) -> str:
+        while True:
+            self.pos = _WS.match(self.buf, self.pos).end()
+            if self.pos < len(self.buf) or self.eof:
+                return self.buf[self.pos: self.pos + 1]
+            self.fill()
+
+    def take(self, char: str, where: str) -> None:
+        if self.peek() != char:
+            raise ParseProblem(f"expected {char!r}", where, syntax=True)
+        self.pos += 1
+
+    def value(self, decoder: json.JSONDecoder, where: str):
+        """One JSON value; reads more while the value runs past the buffer."""
+        while True:
+            self.peek()
+            try:
+                value, end = decoder.raw_decode(self.buf, self.pos)
+            except _NeedMore:
+                self.fill()
+                continue
+            except json.JSONDecodeError as exc:
+                truncated = exc.pos >= len(self.buf) - 1 or exc.msg.startswith("Unterminated")
+                if truncated and not self.eof:
+                    self.fill()
+                    continue
+                raise ParseProblem(exc.msg, where, syntax=True) from None
+            except RecursionError:
+                raise ParseProblem("nested too deeply to read", where) from None
+            if end >= len(self.buf) and not self.eof:  # a number may go on in the next chunk
+                self.fill()
+                continue
+            self.pos = end
+            return value
+
+
+def load_json_stream(fileobj, *, prune=None, max_items: int | None = None, what: str = "items",
+                     chunk: int = 1 << 20):
+    """A JSON document read from a binary file with bounded memory: a Kubernetes List's `items`
+    (or a top-level array) is decoded one item at a time and each item is passed through
+    `prune(item)` (keep only what the caller reads) before the next is read, so the raw bytes, the
+    text and the full tree are never held together. The same bounds as load_json; a problem inside
+    an item is located as `items[N]`. More than `max_items` items are refused as soon as they are
+    seen (`what` names them in the message)."""
+    problem_at: dict = {}
+
+    def bounded_int(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_NUMBER_DIGITS:
+            start = stream.buf.find(digits, stream.pos)
+            if start + len(digits) >= len(stream.buf) and not stream.eof:
+                raise _NeedMore  # the number may go on in the next chunk
+            raise ParseProblem(_too_long(digits.lstrip("-")), problem_at.get("where", ""))
+        return int(digits)
+
+    def no_constant(name: str):
+        raise ParseProblem(f"{name} is not a JSON number", problem_at.get("where", ""))
+
+    decoder = json.JSONDecoder(parse_int=bounded_int, parse_constant=no_constant)
+    stream = _Stream(fileobj, chunk)
+    keep = prune or (lambda item: item)
+
+    def read_array(label: str) -> list:
+        stream.take("[", label)
+        items: list = []
+        if stream.peek() == "]":
+            stream.pos += 1
+            return items
+        while True:
+            problem_at["where"] = f"{label}[{len(items)}]"
+            if max_items is not None and len(items) >= max_items:
+                raise ParseProblem(f"more than {max_items:,} {what}", label)
+            items.append(keep(stream.value(decoder, problem_at["where"])))
+            following = stream.peek()
+            stream.pos += 1
+            if following == "]":
+                return items
+            if following != ",":
+                raise ParseProblem("expected ',' or ']'", problem_at["where"], syntax=True)
+
+    first = stream.peek()
+    if first == "[":
+        document = read_array("items")
+    elif first == "{":
+        stream.pos += 1
+        document = {}
+        while stream.peek() != "}":
+            if document:
+                stream.take(",", "(document)")
+            problem_at["where"] = "(document)"
+            key = stream.value(decoder, "(document)")
+            if not isinstance(key, str):
+                raise ParseProblem("expected a key", "(document)", syntax=True)
+            stream.take(":", "(document)")
+            document[key] = read_array("items") if key == "items" and stream.peek() == "[" else \
+                stream.value(decoder, key)
+        stream.pos += 1
+    else:
+        problem_at["where"] = "(document)"
+        document = stream.value(decoder, "(document)")
+    if stream.peek() != "":
+        raise ParseProblem("extra data after the document", syntax=True)
+    return document

@@ -1,9 +1,11 @@
 """Token authentication whose failures are throttled by django-axes, like the login pages.
 
-Every bad token from one client address counts towards the same axes lockout (the username
-`AXES_API_TOKEN_USERNAME` stands for "some API token"); past AXES_FAILURE_LIMIT failures the
-address gets 429 in the API's JSON error body until the cool-off ends, even with a valid token,
-so guessing keys costs a cool-off per few attempts.
+Every bad token from one client counts towards the same axes lockout (the username
+`AXES_API_TOKEN_USERNAME` stands for "some API token"); past AXES_FAILURE_LIMIT failures that
+client gets 429 in the API's JSON error body until the cool-off ends, even with a valid token,
+so guessing keys costs a cool-off per few attempts. The client is its address as the trusted
+proxies report it (placement.client_address), so behind the production proxy the guesser is
+locked out, not every user.
 """
 
 from __future__ import annotations

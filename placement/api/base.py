@@ -190,8 +190,54 @@ class AtlasViewMixin:
 
 
 def parse_body(model: type[BaseModel], data: Any, *, context: dict | None = None, prefix: str = "") -> Any:
-    """Validate a request body with its pydantic model; errors become 400 field errors."""
+    """Validate a request body with its pydantic model; errors become 400 field errors. A boolean
+    field takes a JSON boolean only (pydantic's lax mode would read "yes" or 1 as true)."""
+    loose = loose_booleans(model, data, prefix)
+    if loose:
+        raise exceptions.ValidationError({loc: ["Expected a JSON boolean (true or false)."] for loc in loose})
     try:
         return model.model_validate(data, context=context)
     except PydanticValidationError as exc:
         raise exceptions.ValidationError(pydantic_field_errors(exc, prefix)) from None
+
+
+def _models_in(annotation) -> tuple[bool, list[type[BaseModel]], bool]:
+    """(is a boolean, the models it may hold, holds a list of them) for a field's annotation."""
+    import types
+    import typing
+
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    origin = typing.get_origin(annotation)
+    if annotation is bool:
+        return True, [], False
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return False, [annotation], False
+    if origin is typing.Annotated:
+        return _models_in(args[0])
+    if origin in (typing.Union, types.UnionType):
+        parts = [_models_in(a) for a in args]
+        return (all(p[0] for p in parts), [m for p in parts for m in p[1]], any(p[2] for p in parts))
+    if origin in (list, tuple) and args:
+        is_bool, models, _ = _models_in(args[0])
+        return False, models, True
+    return False, [], False
+
+
+def loose_booleans(model: type[BaseModel], data: Any, prefix: str = "") -> list[str]:
+    """Paths (as the API names fields) of boolean fields given something other than true/false."""
+    if not isinstance(data, dict):
+        return []
+    found = []
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        if key not in data:
+            continue
+        value, loc = data[key], f"{prefix}{key}"
+        is_bool, models, many = _models_in(field.annotation)
+        if is_bool and value is not None and not isinstance(value, bool):
+            found.append(loc)
+        elif len(models) == 1:
+            items = enumerate(value) if many and isinstance(value, list) else [(None, value)] if not many else []
+            for index, item in items:
+                found += loose_booleans(models[0], item, f"{loc}.{index}." if index is not None else f"{loc}.")
+    return found

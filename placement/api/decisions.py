@@ -21,8 +21,8 @@ class DecisionSerializer(serializers.ModelSerializer):
     options = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
     evidence_runs = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
     evidence_sweeps = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
-    author = serializers.StringRelatedField()
-    reviewer = serializers.StringRelatedField()
+    author = serializers.StringRelatedField(allow_null=True)  # null once the account is deleted
+    reviewer = serializers.StringRelatedField(allow_null=True)  # null until a reviewer decides
     stale = serializers.SerializerMethodField()
 
     class Meta:

@@ -284,6 +284,15 @@ def radar_layout(entries: list[RadarEntry]) -> dict:
     return {"ring_bands": bands, "quadrant_lists": quadrants}
 
 
+def _plain_text(text: str) -> str:
+    """A reason as text: the JSON is read by renderers that may use it as HTML, so it carries none."""
+    import html
+
+    from django.utils.html import strip_tags
+
+    return html.unescape(strip_tags(text or ""))
+
+
 def radar_export(base_url: str, date: datetime) -> dict:
     """The radar in the JSON Zalando's tech-radar (radar_visualization) takes: quadrants, rings and
     entries with quadrant/ring indexes, label, link, active and moved."""
@@ -300,7 +309,7 @@ def radar_export(base_url: str, date: datetime) -> dict:
                 "moved": e.moved,
                 "active": True,
                 "link": f"{base_url}/projects/{e.slug}/",
-                "description": e.reason,
+                "description": _plain_text(e.reason),
                 "decision": f"{base_url}/decisions/{e.decision_id}/",
             }
             for e in radar_entries()

@@ -4,22 +4,74 @@ whole snapshot was understood."""
 
 from __future__ import annotations
 
+import sys
+
 from django.core.exceptions import ValidationError
 
 from placement.deploy.cluster_import import SnapshotInvalid, cluster_scenario
-from placement.parsing import ParseProblem, load_json
+from placement.parsing import ParseProblem, load_json_stream
 
 MAX_SNAPSHOT_BYTES = 128 * 1024 * 1024  # a 5,000-node cluster's nodes and pods are ~20 MB each
 MAX_ERRORS_SHOWN = 50
 
 
-def decode_snapshot_file(raw: bytes, field: str):
-    """One kubectl JSON file, read through the bounded parser (placement.parsing): a problem is
-    {field: ["line L column C: reason"]}."""
-    if len(raw) > MAX_SNAPSHOT_BYTES:
+# What the importer never reads, dropped from each object as it is parsed: a real snapshot's pods
+# are mostly managedFields, env, volumes, probes and container statuses.
+_POD_SPEC_KEPT = ("nodeName", "priority", "priorityClassName", "schedulerName", "containers")
+_STATUS_KEPT = ("phase", "capacity", "allocatable")
+_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+# Kubernetes' scalability envelope ("Considerations for large clusters": at most 5,000 nodes and
+# 150,000 pods per cluster), as scheduler_core.limits; queues: far more than any cluster defines.
+MAX_ITEMS = {"nodes": 5_000, "pods": 150_000, "queues": 10_000}
+
+
+def _interned(value):
+    """Each item is decoded on its own, so its keys are not shared with the other items' as one
+    json.loads would share them: intern them (a pod's keys are most of its small strings)."""
+    if isinstance(value, dict):
+        return {sys.intern(k): _interned(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interned(v) for v in value]
+    return value
+
+
+def prune_object(obj):
+    """A kubectl object with only the fields the cluster import reads (placement.deploy.cluster_import)."""
+    if not isinstance(obj, dict):
+        return obj
+    meta, spec, status = obj.get("metadata"), obj.get("spec"), obj.get("status")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+        if isinstance(meta.get("annotations"), dict):
+            meta["annotations"].pop(_LAST_APPLIED, None)
+    if isinstance(status, dict):
+        obj["status"] = {k: v for k, v in status.items() if k in _STATUS_KEPT}
+    if obj.get("kind", "Pod") == "Pod" and isinstance(spec, dict):
+        spec = obj["spec"] = {k: v for k, v in spec.items() if k in _POD_SPEC_KEPT}
+        if isinstance(spec.get("containers"), list):
+            spec["containers"] = [{k: v for k, v in c.items() if k in ("name", "resources")} if isinstance(c, dict) else c
+                                  for c in spec["containers"]]
+    return _interned(obj)
+
+
+def decode_snapshot_file(source, field: str, kind: str = "pods"):
+    """One kubectl JSON file (bytes or a binary file object), read with bounded memory: its items one
+    at a time, each pruned to what the import reads (placement.parsing.load_json_stream). A problem
+    is {field: ["items[N]: reason"]}."""
+    import io
+
+    size = len(source) if isinstance(source, bytes) else getattr(source, "size", None)
+    if size is None:
+        source.seek(0, io.SEEK_END)
+        size = source.tell()
+        source.seek(0)
+    if size > MAX_SNAPSHOT_BYTES:
         raise ValidationError({field: [f"The file is larger than {MAX_SNAPSHOT_BYTES // (1024 * 1024)} MiB."]})
     try:
-        return load_json(raw)
+        return load_json_stream(io.BytesIO(source) if isinstance(source, bytes) else source, prune=prune_object,
+                                max_items=MAX_ITEMS[kind], what=f"{kind} (a cluster has at most {MAX_ITEMS[kind]:,})")
     except ParseProblem as exc:
         problem = f"Not JSON (the output of kubectl get ... -o json): {exc}" if exc.syntax else str(exc)
         raise ValidationError({field: [problem]}) from None

@@ -84,8 +84,13 @@ def _publish(send):
     from config.celery import app
 
     if app.conf.task_always_eager:  # runs the task inline, in this thread and transaction
-        with app.producer_or_acquire() as producer:
-            return send(producer)
+        try:
+            with app.producer_or_acquire() as producer:
+                return send(producer)
+        except Exception as exc:  # noqa: BLE001 - judged by _broker_error
+            problem = _broker_error(exc)
+            log.warning("task queue unavailable: %s", problem)
+            raise QueueUnavailable(f"The task queue is unavailable ({problem}); nothing was queued. Try again in a minute.") from None
     connect, read = settings.ATLAS_BROKER_CONNECT_TIMEOUT, settings.ATLAS_BROKER_PUBLISH_TIMEOUT
     outcome: dict = {}
 

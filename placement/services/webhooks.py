@@ -1,8 +1,12 @@
 """Outgoing webhooks: an outbox row per (event, webhook) written in the same transaction as the
 change, a signed POST per attempt, exponential backoff, then failed with the reason.
 
-Signature (as GitHub's): `X-Atlas-Signature-256: sha256=<hex HMAC-SHA256 of the body with the
-webhook's secret>`, plus `X-Atlas-Event` and `X-Atlas-Delivery` headers.
+Signature (replay-proof, as Stripe's): `X-Atlas-Signature-256: sha256=<hex HMAC-SHA256 with the
+webhook's secret of "<X-Atlas-Timestamp>.<X-Atlas-Delivery>.<body>">`; the timestamp is the
+attempt's Unix time, so a receiver refuses a delivery older than its tolerance window
+(WEBHOOK_TOLERANCE_SECONDS, documented in docs/production.md) and one whose delivery id it has
+already seen (examples/webhook_receiver.py enforces both). Targets are checked by
+placement.outbound (no inner addresses, checked again at connection time, no redirects).
 """
 
 from __future__ import annotations
@@ -11,8 +15,7 @@ import hashlib
 import hmac
 import json
 import secrets
-import urllib.error
-import urllib.request
+import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -21,9 +24,12 @@ from django.core.validators import URLValidator
 from django.db import transaction
 from django.utils import timezone
 
+from placement import outbound
 from placement.models import Webhook, WebhookDelivery
 
 RETRY = "retry"
+# How old a delivery a receiver should accept (seconds); the documented window (Stripe's default).
+WEBHOOK_TOLERANCE_SECONDS = 300
 
 
 def _max_attempts() -> int:
@@ -39,8 +45,14 @@ def backoff_seconds(attempts: int) -> int:
     return min(3600, 10 * 3 ** max(0, attempts - 1))
 
 
-def sign(secret: str, body: bytes) -> str:
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+def sign(secret: str, timestamp: int, delivery_id: str, body: bytes) -> str:
+    """The signature of one attempt: the timestamp and the delivery id are signed with the body."""
+    message = f"{timestamp}.{delivery_id}.".encode() + body
+    return "sha256=" + hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
+
+
+def _allowed() -> list:
+    return outbound.allowed_networks(getattr(settings, "ATLAS_WEBHOOK_ALLOWED_NETWORKS", ()))
 
 
 def _require_admin(user) -> None:
@@ -59,8 +71,12 @@ def webhook_create(*, user, name: str, url: str, events: list[str], secret: str 
         URLValidator(schemes=["http", "https"])(url or "")
         if len(url) > 500:
             raise ValidationError("too long")
+        outbound.check_url(url, _allowed())
     except ValidationError:
         errors["url"] = ["An http(s) URL of at most 500 characters."]
+    except outbound.OutboundRefused as exc:
+        if str(exc) != "the host name does not resolve":  # checked again at every delivery
+            errors["url"] = [f"Not a webhook target: {exc} (ATLAS_WEBHOOK_ALLOWED_NETWORKS lists allowed private networks)."]
     unknown = [e for e in events or [] if e not in Webhook.EVENTS]
     if not events or unknown:
         errors["events"] = [f"Pick from {', '.join(Webhook.EVENTS)}" + (f"; unknown: {', '.join(map(str, unknown))}" if unknown else ".")]
@@ -113,26 +129,22 @@ def webhook_deliver(delivery_id: int, *, now=None) -> tuple[str, int]:
         hook = delivery.webhook
         body = json.dumps(delivery.payload, sort_keys=True, separators=(",", ":")).encode()
         attempts = delivery.attempts
-    request = urllib.request.Request(
-        hook.url,
-        data=body,
-        method="POST",
-        headers={
-            "Content-Type": "application/json",
-            "User-Agent": "gpu-placement-atlas-webhook",
-            "X-Atlas-Event": delivery.event,
-            "X-Atlas-Delivery": str(delivery.pk),
-            "X-Atlas-Signature-256": sign(hook.secret, body),
-        },
-    )
+    timestamp = int(time.time())
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "gpu-placement-atlas-webhook",
+        "X-Atlas-Event": delivery.event,
+        "X-Atlas-Delivery": str(delivery.pk),
+        "X-Atlas-Timestamp": str(timestamp),
+        "X-Atlas-Signature-256": sign(hook.secret, timestamp, str(delivery.pk), body),
+    }
     code, error = None, ""
     try:
-        with urllib.request.urlopen(request, timeout=_timeout()) as response:  # noqa: S310 (admin-set http(s) URL)
-            code = response.status
-    except urllib.error.HTTPError as exc:
-        code, error = exc.code, f"HTTP {exc.code} {exc.reason}"
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        error = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
+        code = outbound.post(hook.url, body, headers, timeout=_timeout(), allowed=_allowed())
+    except outbound.OutboundRefused as exc:
+        error = str(exc)
+    if code is not None and not 200 <= code < 300:
+        error = f"HTTP {code}" + (" (redirects are not followed)" if 300 <= code < 400 else "")
     with transaction.atomic():
         delivery = WebhookDelivery.objects.select_for_update().get(pk=delivery_id)
         delivery.response_code = code

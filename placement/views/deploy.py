@@ -79,7 +79,7 @@ def _snapshot_document(request) -> dict:
         upload = request.FILES.get(field)
         if upload is None and field != "queues_file":
             raise ValidationError({field: ["Upload the output of kubectl get nodes/pods -o json."]})
-        files[field] = decode_snapshot_file(upload.read(), field) if upload is not None else None
+        files[field] = decode_snapshot_file(upload, field, field.removesuffix("_file")) if upload is not None else None
     check_file_roles(files["nodes_file"], files["pods_file"])
     return snapshot_scenario(files["nodes_file"], files["pods_file"], files["queues_file"],
                              name=(request.POST.get("name") or "imported-cluster").strip())

@@ -175,7 +175,7 @@ def test_a_snapshot_nested_100000_deep_is_refused_naming_the_upload_and_nothing_
         "pods_file": SimpleUploadedFile("pods.json", (SAMPLE / "pods.json").read_bytes()),
     }, follow=True)
     assert response.status_code == 200
-    assert "nodes_file: nested too deeply" in response.content.decode()
+    assert "nodes_file: items[0]: nested too deeply" in response.content.decode()
     assert not SimulationRun.objects.exists()
 
 

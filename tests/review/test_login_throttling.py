@@ -67,3 +67,24 @@ def test_bad_api_tokens_are_throttled_per_address_with_the_json_error_body():
     elsewhere = APIClient(REMOTE_ADDR="10.0.0.4")
     elsewhere.credentials(HTTP_AUTHORIZATION=f"Token {good}")
     assert elsewhere.get("/api/v1/projects/").status_code == 200
+
+
+PROXY = "10.9.9.9"  # the TLS proxy production requires: every request arrives from it
+
+
+def _through_proxy(client_address: str, token: str, spoofed: str = "") -> APIClient:
+    forwarded = f"{spoofed}, {client_address}" if spoofed else client_address
+    client = APIClient(REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR=forwarded)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    return client
+
+
+def test_behind_the_trusted_proxy_bad_tokens_lock_out_the_guesser_not_another_users_valid_token(settings):
+    settings.ATLAS_TRUSTED_PROXY_COUNT = 1
+    good = Token.objects.create(user=make_user("dave", "architect")).key
+    for i in range(LIMIT):
+        # A guesser that also forges X-Forwarded-For: the proxy appends the real address.
+        guess = _through_proxy("203.0.113.5", f"{'0' * 39}{i}", spoofed=f"198.51.100.{i}")
+        assert_error_body(guess.get("/api/v1/projects/"), 401)
+    assert_error_body(_through_proxy("203.0.113.5", good).get("/api/v1/projects/"), 429)
+    assert _through_proxy("198.51.100.7", good).get("/api/v1/projects/").status_code == 200

@@ -23,7 +23,8 @@ class Command(BaseCommand):
     def handle(self, *args, nodes, pods, queues, output, name, horizon, **options):
         try:
             # Keyed by the file's path: a problem prints as `file: where: reason`.
-            docs = [decode_snapshot_file(self._read(path), path) if path else None for path in (nodes, pods, queues)]
+            docs = [self._decode(path, kind) if path else None
+                    for path, kind in ((nodes, "nodes"), (pods, "pods"), (queues, "queues"))]
             document = snapshot_scenario(*docs, name=name, horizon=horizon)
         except ValidationError as exc:
             lines = [f"{field}: {message}" for field, messages in exc.message_dict.items() for message in messages]
@@ -36,8 +37,9 @@ class Command(BaseCommand):
             self.stdout.write(text)
 
     @staticmethod
-    def _read(path: str) -> bytes:
+    def _decode(path: str, kind: str):
         try:
-            return Path(path).read_bytes()
+            with Path(path).open("rb") as handle:
+                return decode_snapshot_file(handle, path, kind)
         except OSError as exc:
             raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
