@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from pydantic import ValidationError as PydanticValidationError
@@ -64,7 +65,9 @@ def compare_projects(data) -> rules.ComparisonResult:
 
 def compose_stacks(data) -> rules.ComposeResult:
     request = data if isinstance(data, ComposeRequest) else _parse(ComposeRequest, data)
-    return _call(rules.compose, catalog_graph(), request)
+    budget = rules.SearchBudget(pool_combinations=settings.ATLAS_COMPOSE_POOL_COMBINATIONS,
+                                combinations=settings.ATLAS_COMPOSE_COMBINATIONS)
+    return _call(rules.compose, catalog_graph(), request, budget)
 
 
 def compatible_stacks(with_slug: str, profile: str) -> rules.CompatibleResult:
