@@ -394,7 +394,8 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict, budget: SearchB
             common = "; ".join(f"{reason} ({n}x)" for reason, n in (excluded or quiet).most_common(5))
             # the contract failure that names the most required projects, then the most frequent
             contract_reasons = [(sum(slug in r for slug in ctx.required), n, r) for r, n in excluded.items() if failed_point(r)]
-            broken = max(contract_reasons)[2] if contract_reasons else None
+            # (only one naming a required project: otherwise it is one exclusion among others)
+            broken = max(contract_reasons)[2] if contract_reasons and max(contract_reasons)[0] > 0 else None
             reason = f"Every combination of the remaining candidates fails: {common}."
             if broken:  # lead with the contract that breaks: it is what a reader must change
                 reason = f"{broken}. {reason}"

@@ -254,6 +254,19 @@ def resolve(graph: CatalogGraph, request: ComposeRequest) -> Context:
     gangs = [w.name for w in workloads if w.gang]
     if gangs:
         required_caps.append((gang.capability, f"class {', '.join(gangs)} has gang: true. {gang.why}"))
+    # a capability scores only where the pools use it (composition.yaml capability_conditions)
+    sharing = any(w is None or w.shares_a_gpu for w in (p.workload for p in pools))
+    uses = {"multi_tenant": slo.multi_tenant, "sharing": sharing}
+    for cond in rules.capability_conditions:
+        if uses[cond.needs]:
+            continue
+        for cap in cond.capabilities:
+            if cap_points.get(cap):
+                cap_points[cap] = [(0.0, f"not counted: {cond.why}")]
+    latency = [w.name for w in workloads if w.kind.value == "online_inference" and w.p99_ms]
+    if latency and rules.latency_routing:
+        rr = rules.latency_routing
+        cap_points.setdefault(rr.capability, []).append((rr.points, f"class {', '.join(latency)}: {rr.why}"))
     excluded = frozenset(c.exclude)
     return Context(
         graph=graph,

@@ -247,6 +247,30 @@ class TenancyRule(_Data):
     capability_preferences: list[CapabilityPreference] = Field(default_factory=list)
 
 
+class CapabilityCondition(_Data):
+    capabilities: list[str] = Field(min_length=1)
+    needs: str = Field(pattern="^(multi_tenant|sharing)$")
+    why: str
+
+
+class LatencyRouting(_Data):
+    capability: str
+    points: float
+    why: str
+
+
+class BatchOnly(_Data):
+    projects: list[str] = Field(default_factory=list)
+    source: str = ""
+
+
+class EnforcementAddon(_Data):
+    project: str
+    unit: ResourceUnit
+    isolation: Isolation
+    source: str
+
+
 class DefaultSlo(_Data):
     isolation: Isolation
     goal: str
@@ -304,6 +328,10 @@ class RulesData(_Data):
     mig_profiles_source: str
     interfaces: dict[str, ProjectInterface] = Field(default_factory=dict)
     roles: list[RoleRule] = Field(default_factory=list)
+    capability_conditions: list[CapabilityCondition] = Field(default_factory=list)
+    latency_routing: LatencyRouting | None = None
+    batch_only: BatchOnly = Field(default_factory=BatchOnly)
+    enforcement_addons: list[EnforcementAddon] = Field(default_factory=list)
     role_axes: list[AxisRule] = Field(default_factory=list)
     integrations: list[IntegrationRule] = Field(default_factory=list)
 

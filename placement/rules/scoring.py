@@ -21,6 +21,7 @@ from placement.rules.context import (
     unit_label,
 )
 from placement.rules.contracts import (
+    bind_units,
     binder_conflict,
     contract_failure,
     peripheral_failure,
@@ -253,7 +254,7 @@ def make_part(ctx: Context, placed: list[tuple[SlotName, str]], base: float) -> 
         caps |= f.capabilities
         bundled |= f.bundles_all
         if slug in members and f.on(CONTROL_MAP, BIND_LAYERS):
-            binds |= f.role_units(ContractPoint.BIND)
+            binds |= bind_units(ctx, slug)
     clash = everyone & conflicts
     if clash and error is None:
         a = sorted(clash)[0]
