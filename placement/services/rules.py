@@ -70,6 +70,19 @@ def compose_stacks(data) -> rules.ComposeResult:
     return _call(rules.compose, catalog_graph(), request, budget)
 
 
+def compose_refusal(request: ComposeRequest, result: rules.ComposeResult) -> dict | None:
+    """The one refusal shape (issue 32, item 5): a request with `constraints.require` that no stack can
+    satisfy is unprocessable, with one error per broken rule in the engine's words (the contract point
+    first when one breaks). None when the request is answerable (feasible, or nothing was required)."""
+    if not request.constraints.require or result.feasible:
+        return None
+    errors = [f"{f.contract_point.value}: {f.reason}" if f.contract_point else f.reason for f in result.failures]
+    points = list(dict.fromkeys(f.contract_point.value for f in result.failures if f.contract_point))
+    detail = (f"The required projects break the {', '.join(points)} contract point{'s' if len(points) > 1 else ''}."
+              if points else "The required projects cannot be composed into any stack.")
+    return {"detail": detail, "errors": {"constraints.require": errors or ["No stack holds every required project."]}}
+
+
 def compatible_stacks(with_slug: str, profile: str) -> rules.CompatibleResult:
     errors = {}
     if not with_slug:
