@@ -2,7 +2,9 @@
 edges - integrations, serving, DRA, sharing add-ons. Each case cites the upstream document that
 decides it; every case failed on main before the engine change it documents (the integration
 contracts of fixtures/rules/integrations.yaml, the role axes of comparison.yaml, the scoring
-conditions, batch-only systems, DRA units and enforcement add-ons of composition.yaml/units.yaml)."""
+conditions, batch-only systems, DRA units and enforcement add-ons of composition.yaml/units.yaml),
+except the two guards that hold what the change must keep (metering with several tenants, no
+routing credit without a latency target)."""
 
 from __future__ import annotations
 
@@ -80,6 +82,7 @@ COMPARE = [
     ("karpenter", "cluster-autoscaler", "comparable", "node provisioner", PROVISIONER_AXES, f"{KARPENTER}; {CA}"),
     ("cluster-autoscaler", "karpenter", "comparable", "consolidation", PROVISIONER_AXES, f"{KARPENTER}; {CA}"),
     ("provisioning-request", "karpenter", "comparable", "node provisioner", PROVISIONER_AXES, f"{KUEUE_PR}; {KARPENTER}"),
+    ("karpenter", "provisioning-request", "comparable", "provisioning model", PROVISIONER_AXES, f"{KARPENTER}; {KUEUE_PR}"),
     # workload APIs on workload axes
     ("jobset", "lws", "comparable", "workload API", WORKLOAD_AXES, f"{JOBSET}; {LWS}"),
     ("jobset", "kuberay", "comparable", "workload API", WORKLOAD_AXES, f"{JOBSET}; {KUBERAY}"),
@@ -226,3 +229,23 @@ def test_two_required_schedulers_are_refused_with_the_one_scheduler_name_rule(gr
     reasons = [f.reason for f in result.failures]
     assert any("spec.schedulerName" in r and a in r and b in r for r in reasons), reasons
     assert not any("does not fit next to the rest" in r for r in reasons)
+
+
+def test_tensor_parallel_serving_with_a_latency_target_brings_a_request_router(graph):
+    # source: ROUTING (disaggregated/prefix-aware routing for large-model serving); issue 32 example
+    _, top = _top(graph, {"workloads": [LLM70], "pool": H100})
+    assert _credited(top, "request-routing")
+
+
+def test_an_exclusive_dra_claim_serves_a_hard_isolation_h100_pool(graph):
+    # source: DRA_DOC (an allocated device belongs to one claim)
+    body = {"workloads": [LLM70], "pool": H100, "slo": {"isolation": "hard"}, "constraints": {"require": ["nvidia-dra-driver"]}}
+    _, top = _top(graph, body)
+    assert top.pools[0].unit.value == "dra_device"
+
+
+def test_a_gang_under_coscheduling_can_take_dra_claims(graph):
+    # source: scheduler-plugins README (Coscheduling runs inside kube-scheduler); DRA_DOC
+    body = {"workloads": [TRAIN], "constraints": {"require": ["nvidia-dra-driver", "coscheduling"]}}
+    _, top = _top(graph, body)
+    assert {("scheduling_policy", "coscheduling"), ("device_handoff", "nvidia-dra-driver")} <= _slots(top)
