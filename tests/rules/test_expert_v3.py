@@ -249,3 +249,12 @@ def test_a_gang_under_coscheduling_can_take_dra_claims(graph):
     body = {"workloads": [TRAIN], "constraints": {"require": ["nvidia-dra-driver", "coscheduling"]}}
     _, top = _top(graph, body)
     assert {("scheduling_policy", "coscheduling"), ("device_handoff", "nvidia-dra-driver")} <= _slots(top)
+
+
+def test_a_tie_goes_to_fewer_components_and_the_answer_says_so(graph):
+    # issue 32: "ties are broken by adding a component"; the stack with one more project ranks below
+    # and its why_rank names the rule and what it adds (source: the issue's scoring rules)
+    result = compose(graph, ComposeRequest(profile="training"))
+    first, second = result.stacks[:2]
+    assert first.score == second.score and len(first.components) < len(second.components)
+    assert "ties go to fewer" in second.why_rank and "resource-quota" in second.why_rank
