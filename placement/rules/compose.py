@@ -384,6 +384,12 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict, budget: SearchB
             explain_score(ctx, cand)
             cand.contracts = contract_checks(ctx, cand)
         distinct_titles(ctx, chosen)
+        admissions = {c.cluster.get(SlotName.ADMISSION_QUOTA) for c in chosen}
+        interactive = any(w.kind.value == "interactive" for w in ctx.workloads)
+        for n in graph.rules.admission_notes:
+            if n.admission in admissions and (interactive if n.when == "interactive" else ctx.slo.multi_tenant):
+                ctx.notes.append(f"With {graph.projects[n.admission].ref.name if n.admission in graph.projects else n.admission}: "
+                                 f"{n.note} ({n.source})")
         for i, cand in enumerate(chosen):
             stacks.append(to_stack(ctx, cand, i + 1, why_rank(ctx, cand, i + 1, chosen[i - 1] if i else None)))
         if not chosen:

@@ -271,6 +271,13 @@ class EnforcementAddon(_Data):
     source: str
 
 
+class AdmissionNote(_Data):
+    admission: str
+    when: str = Field(pattern="^(interactive|multi_tenant)$")
+    note: str
+    source: str
+
+
 class DefaultSlo(_Data):
     isolation: Isolation
     goal: str
@@ -332,6 +339,7 @@ class RulesData(_Data):
     latency_routing: LatencyRouting | None = None
     batch_only: BatchOnly = Field(default_factory=BatchOnly)
     enforcement_addons: list[EnforcementAddon] = Field(default_factory=list)
+    admission_notes: list[AdmissionNote] = Field(default_factory=list)
     role_axes: list[AxisRule] = Field(default_factory=list)
     integrations: list[IntegrationRule] = Field(default_factory=list)
 

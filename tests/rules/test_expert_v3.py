@@ -258,3 +258,17 @@ def test_a_tie_goes_to_fewer_components_and_the_answer_says_so(graph):
     first, second = result.stacks[:2]
     assert first.score == second.score and len(first.components) < len(second.components)
     assert "ties go to fewer" in second.why_rank and "resource-quota" in second.why_rank
+
+
+def test_notebooks_under_kueue_are_told_to_use_the_plain_pod_integration(graph):
+    # source: https://kueue.sigs.k8s.io/docs/tasks/run/plain_pods/ (issue 32 item 6)
+    result = compose(graph, ComposeRequest(profile="interactive", constraints={"require": ["kueue"]}))
+    assert result.feasible
+    assert any("pod integration" in n and "kueue.x-k8s.io/queue-name" in n for n in result.notes), result.notes
+
+
+def test_several_teams_under_kueue_are_offered_cohorts_with_borrowing_and_lending_limits(graph):
+    # source: https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/ (cohort, borrowingLimit, lendingLimit)
+    body = {"workloads": [TRAIN], "constraints": {"require": ["kueue"]}}
+    result = compose(graph, ComposeRequest.model_validate(body))
+    assert any("borrowingLimit" in n and "lendingLimit" in n for n in result.notes), result.notes
