@@ -92,16 +92,17 @@ def main() -> int:
 
     requests = compose_requests(slugs)
     compose(graph, requests[0])  # warm caches of the rules data
-    compose_ms, feasible = [], 0
+    compose_ms, compose_cpu_ms, feasible = [], [], 0
     classes_ms, classes_cpu_ms = [], []  # requests with workload classes; CPU time too (a busy machine inflates wall time)
     for i in range(args.runs):
         request = requests[i % len(requests)]
         started, cpu = time.perf_counter(), time.process_time()
         result = compose(graph, request)
         compose_ms.append((time.perf_counter() - started) * 1000)
+        compose_cpu_ms.append((time.process_time() - cpu) * 1000)
         if request.workloads:
             classes_ms.append(compose_ms[-1])
-            classes_cpu_ms.append((time.process_time() - cpu) * 1000)
+            classes_cpu_ms.append(compose_cpu_ms[-1])
         feasible += result.feasible
 
     rng = random.Random(args.seed)
@@ -127,6 +128,7 @@ def main() -> int:
         "compose_ms_median": statistics.median(compose_ms),
         "compose_ms_p95": percentile(compose_ms, 95),
         "compose_ms_max": max(compose_ms),
+        "compose_cpu_ms_p95": percentile(compose_cpu_ms, 95),
         "compare10_ms_median": statistics.median(compare_ms),
         "compare10_ms_p95": percentile(compare_ms, 95),
     }
@@ -142,6 +144,8 @@ def main() -> int:
     print(f"  compose       median {figures['compose_ms_median']:8.1f} ms   p95 {figures['compose_ms_p95']:8.1f} ms   "
           f"max {figures['compose_ms_max']:.1f} ms   ({len(compose_ms)} calls over {len(requests)} requests, "
           f"{feasible} feasible)   target p95 < {TARGETS_MS['compose_p95']:.0f} ms   {'ok' if checks['compose_p95'] else 'MISSED'}")
+    print(f"  compose CPU   p95 {figures['compose_cpu_ms_p95']:8.1f} ms   (process time: what the search costs "
+          f"whatever else runs on the machine)")
     if classes_ms:
         print(f"  compose with workload classes   p95 {percentile(classes_ms, 95):8.1f} ms wall   "
               f"p95 {percentile(classes_cpu_ms, 95):6.1f} ms CPU   ({len(classes_ms)} calls)")

@@ -167,6 +167,12 @@ ATLAS_PUBLIC_EMBEDS = env_bool("ATLAS_PUBLIC_EMBEDS", True)
 ATLAS_CHROMIUM = os.environ.get("ATLAS_CHROMIUM", "/usr/bin/chromium")
 ATLAS_PDF_TIMEOUT = float(os.environ.get("ATLAS_PDF_TIMEOUT", "20"))
 
+# Compose's search budget (placement.rules.SearchBudget, issue 37): pool-option combinations scored
+# and (pools x scheduler x admission) combinations checked per request. The defaults answer the
+# largest request (8 workload classes) in about a second on one core, with a note when they cut.
+ATLAS_COMPOSE_POOL_COMBINATIONS = int(os.environ.get("ATLAS_COMPOSE_POOL_COMBINATIONS", "8000"))
+ATLAS_COMPOSE_COMBINATIONS = int(os.environ.get("ATLAS_COMPOSE_COMBINATIONS", "100000"))
+
 # Simulation runs: a run whose worker wrote no progress for this long is requeued (once) or failed.
 ATLAS_RUN_HEARTBEAT_TIMEOUT = int(os.environ.get("ATLAS_RUN_HEARTBEAT_TIMEOUT", "120"))
 ATLAS_RUN_MAX_ATTEMPTS = int(os.environ.get("ATLAS_RUN_MAX_ATTEMPTS", "2"))

@@ -50,25 +50,21 @@ class CompareView(_RulesView):
     responses={200: ComposeResult, 422: ErrorSerializer},
     description=(
         "Ranked end-to-end stacks for a workload profile, SLO, pool and constraints, with contract checks "
-        "and score breakdown. An impossible request is a 200 with feasible=false and `failures` naming the "
-        "slot that cannot be filled; required projects that break a contract point together are a 422 naming "
-        "the point (advertise, bind, allocate, quota, workload_admission); unknown profiles or projects and bad "
-        "workload classes are 400. Writes nothing."
+        "and score breakdown. A request without `constraints.require` that no stack satisfies is a 200 with "
+        "feasible=false and `failures` naming the slot that cannot be filled. Every request with "
+        "`constraints.require` that no stack satisfies is a 422 with one error per broken rule under "
+        "`errors['constraints.require']`, each led by the contract point it breaks when one does (advertise, "
+        "bind, allocate, quota, workload_admission); unknown profiles or projects and bad workload classes are "
+        "400. Writes nothing."
     ),
 )
 class ComposeView(_RulesView):
     def post(self, request):
         body = parse_body(ComposeRequest, request.data)
         result = rules_services.compose_stacks(body)
-        broken = next((f for f in result.failures if f.contract_point), None)
-        if body.constraints.require and not result.feasible and broken is not None:
-            # The required projects cannot work together: an unprocessable request, not an empty answer.
-            point = broken.contract_point.value
-            return Response(
-                {"detail": f"The required projects break the {point} contract point.",
-                 "errors": {"constraints.require": [f"{point}: {broken.reason}"]}},
-                status=422,
-            )
+        refusal = rules_services.compose_refusal(body, result)
+        if refusal is not None:  # the required projects cannot work together: unprocessable, not an empty answer
+            return Response(refusal, status=422)
         return Response(result.model_dump(mode="json"))
 
     @extend_schema(

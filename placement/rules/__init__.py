@@ -25,7 +25,7 @@ Public API
 ``known_misuses(graph) -> list[MisuseVerdict]``
     Every misuse recorded in the catalog (the seed's placement table and more), checked.
 
-``compose(graph, request: ComposeRequest) -> ComposeResult``
+``compose(graph, request: ComposeRequest, budget: SearchBudget | None = None) -> ComposeResult``
     Ranked stacks (one project per slot, per pool for the data-plane slots) for a workload
     profile, SLO, pool and constraints, with contract checks, score breakdown and why each ranks
     where it does; impossible requests return ``feasible=False`` with ``failures`` naming the slot
@@ -67,6 +67,7 @@ profiles.yaml      workload profiles: default SLO, pools (by isolation level), r
 from placement.rules.compare import compare
 from placement.rules.compatible import compatible
 from placement.rules.compose import compose
+from placement.rules.context import SearchBudget
 from placement.rules.data import (
     Isolation,
     RulesData,
@@ -125,6 +126,7 @@ __all__ = [
     "clear_graph_cache",
     "compare",
     "compatible",
+    "SearchBudget",
     "compose",
     "known_misuses",
     "read_rules",

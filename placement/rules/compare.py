@@ -112,13 +112,23 @@ def bundled(fa: ProjectFacts, fb: ProjectFacts) -> bool:
     return fb.slug in fa.bundles_all or fa.slug in fb.bundles_all
 
 
+def same_role(graph: CatalogGraph, fa: ProjectFacts, fb: ProjectFacts):
+    """The role both do (comparison.yaml `roles`: serving frameworks, node provisioners, ...), or None."""
+    role = graph.rules.role_of(fa.slug)
+    return role if role and fb.slug in role.members else None
+
+
 def verdict_of(graph: CatalogGraph, fa: ProjectFacts, fb: ProjectFacts) -> Verdict:
     if bundled(fa, fb):
         return Verdict.OVERLAPPING
+    if graph.rules.integration(fa.slug, fb.slug):
+        return Verdict.CROSS_LAYER  # one implements an interface for the other: they complement each other
     if fa.is_platform != fb.is_platform:
         return Verdict.PLATFORM_VS_MECHANISM
     if depends(fa, fb) or delivers(graph, fa, fb) or delivers(graph, fb, fa):
         return Verdict.CROSS_LAYER
+    if same_role(graph, fa, fb):
+        return Verdict.COMPARABLE  # one job, whatever their layers and units: compared on that job's axes
     if alternative_handoffs(fa, fb):
         return Verdict.ALTERNATIVE_HANDOFF
     if admission_join(graph, fa, fb):
@@ -270,8 +280,25 @@ def _axis_value(graph: CatalogGraph, axis: str, f: ProjectFacts, other: ProjectF
     return ""
 
 
+def _role_axis_value(graph: CatalogGraph, f: ProjectFacts, capabilities: list[str], keywords: list[str]) -> str:
+    """What a project's catalog entry says on a role axis, in its own words."""
+    p = f.doc.placement
+    texts = [f.doc.summary, p.promise, *p.non_promise, p.costs.overhead, p.costs.compatibility, *p.observability]
+    said = [t.strip() for t in texts if t and any(k in t.lower() for k in keywords)]
+    head = [f"Provides {', '.join(graph.capability_name(c) for c in capabilities if c in f.capabilities)}."] \
+        if any(c in f.capabilities for c in capabilities) else []
+    return " ".join([*head, *said[:2]]) or "Its catalog entry says nothing on this."
+
+
 def _axes(graph: CatalogGraph, verdict: Verdict, fa: ProjectFacts, fb: ProjectFacts, shared) -> list[ComparisonAxis]:
     rule_v = graph.rules.verdict[verdict]
+    role = same_role(graph, fa, fb) if verdict == Verdict.COMPARABLE else None
+    if role:
+        return [
+            ComparisonAxis(axis=axis, name=rule.name, question=rule.question, values=[
+                AxisValue(slug=f.slug, value=_role_axis_value(graph, f, rule.capabilities, rule.keywords)) for f in (fa, fb)])
+            for axis in role.axes for rule in (graph.rules.axis[axis],)
+        ]
     control = rule_v.control_axes and is_control_plane(fa) and is_control_plane(fb) and not bundled(fa, fb)
     axes = []
     for axis in (rule_v.control_axes if control else rule_v.axes):
@@ -353,6 +380,16 @@ def compare_pair(graph: CatalogGraph, a: str, b: str) -> PairVerdict:
                 else f" and ask which of those provides what {other.ref.name} does."
             )
         )
+    elif verdict == Verdict.CROSS_LAYER and graph.rules.integration(fa.slug, fb.slug):
+        rule = graph.rules.integration(fa.slug, fb.slug)
+        one, other = (graph.project(s) for s in rule.between)
+        joins = [ContractJoin(points=[], units=[], kind=rule.kind, roles=[],
+                              summary=f"{rule.name}: {rule.interface} ({rule.source}).")]
+        explanation = (
+            f"{one.ref.name} and {other.ref.name} complement each other, joined by {rule.name} "
+            f"({rule.kind.replace('_', ' ')}): {rule.interface}. They are not rivals; compare only whether that "
+            f"interface covers what you run ({rule.source})."
+        )
     elif verdict == Verdict.CROSS_LAYER:
         up, down = _upstream_first(graph, fa, fb)
         delivery = (fa, fb) if delivers(graph, fa, fb) else (fb, fa) if delivers(graph, fb, fa) else None
@@ -414,6 +451,14 @@ def compare_pair(graph: CatalogGraph, a: str, b: str) -> PairVerdict:
                     f"{relation} No contract point joins them directly, so there is nothing to compare between "
                     f"them; compare each with its own rivals.{via}"
                 )
+    elif verdict == Verdict.COMPARABLE and same_role(graph, fa, fb):
+        role = same_role(graph, fa, fb)
+        names = ", ".join(graph.rules.axis[a].name.lower() for a in role.axes)
+        explanation = (
+            f"Both are a {role.name} ({fa.ref.name}: {_layer_text(graph, fa)}; {fb.ref.name}: "
+            f"{_layer_text(graph, fb)}): a like-for-like comparison on what a {role.name} decides. "
+            f"Compare {names}."
+        )
     elif verdict == Verdict.COMPARABLE:
         also = _units(shared - {fa.primary_unit})
         explanation = (

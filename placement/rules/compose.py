@@ -37,6 +37,7 @@ from placement.rules.context import (
     Candidate,
     Context,
     PoolOption,
+    SearchBudget,
     admission_units,
     keeps_default_scheduler,
     local_score,
@@ -88,15 +89,83 @@ from placement.rules.scoring import (
     unmet_demands,
 )
 
-__all__ = ["SLOT_ORDER", "admission_units", "compose", "unit_label"]
+__all__ = ["SLOT_ORDER", "SearchBudget", "admission_units", "compose", "unit_label"]
+
+
+def _pool_combinations(pool_options, pool_parts, limit: int, positive: dict[str, float], cost: float,
+                       bundled_elsewhere: frozenset[str]) -> tuple[list, int]:
+    """(bound, pools, parts) for the combinations of pool options, best bound first, and how many
+    combinations there are. A combination's bound is its parts' base plus every positive capability
+    they bring, minus the components nothing in the stack could ship (`bundled_elsewhere`: what the
+    cluster parts may bundle). Up to `limit` every combination is scored; above it a beam over the
+    pools (in request order) keeps the best partial combinations by that bound, so the work grows with
+    pools x options x limit instead of options^pools. Sets are bit masks here: the beam unions them
+    tens of thousands of times."""
+    total = 1
+    for options in pool_options:
+        total *= len(options)
+    bit: dict[str, int] = {}
+
+    def mask(names) -> int:
+        m = 0
+        for name in names:
+            m |= 1 << bit.setdefault(name, len(bit))
+        return m
+
+    rows = [[(o, p, p.base, mask(p.caps), mask(p.costed), mask(p.bundled)) for o in options for p in (pool_parts[i][o],)]
+            for i, options in enumerate(pool_options)]
+    elsewhere = mask(bundled_elsewhere)
+    weight = {1 << i: positive.get(name, 0.0) for name, i in bit.items()}
+    cap_sums: dict[int, float] = {}
+
+    def bound(base: float, caps: int, costed: int, bundled: int) -> float:
+        gain = cap_sums.get(caps)
+        if gain is None:
+            gain, rest = 0.0, caps
+            while rest:
+                low = rest & -rest
+                gain += weight[low]
+                rest ^= low
+            cap_sums[caps] = gain
+        return base + gain + cost * (costed & ~(bundled | elsewhere)).bit_count()
+
+    if total <= limit:
+        beam = []
+        for combo in itertools.product(*rows):
+            caps = costed = bundled = 0
+            for row in combo:
+                caps |= row[3]
+                costed |= row[4]
+                bundled |= row[5]
+            beam.append((tuple(r[0] for r in combo), tuple(r[1] for r in combo),
+                         sum(r[2] for r in combo), caps, costed, bundled))
+    else:
+        width = max(1, limit // max(len(row) for row in rows))
+        beam = [((), (), 0.0, 0, 0, 0)]
+        for i, row in enumerate(rows):
+            grown = [
+                (pools + (o,), parts + (p,), base + b, caps | c, costed | k, bundled | u)
+                for pools, parts, base, caps, costed, bundled in beam
+                for o, p, b, c, k, u in row
+            ]
+            keep = limit if i == len(rows) - 1 else width
+            # nlargest keeps the first of equal bounds, as the exhaustive walk would
+            beam = heapq.nlargest(keep, grown, key=lambda g: bound(g[2], g[3], g[4], g[5]))
+    combos = [(bound(base, caps, costed, bundled), pools, parts) for pools, parts, base, caps, costed, bundled in beam]
+    combos.sort(key=lambda item: -item[0])
+    return combos, total
+
 
 def order_key(ctx: Context, cand: Candidate) -> tuple:
     # best score; then fewer components to run; then fewer projects; then by name (deterministic)
     return (-cand.score, len(cand.charged), len(cand.members), stack_title(ctx, cand), ",".join(cand.members))
 
 
-def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResult:
-    """Ranked stacks for a workload profile, SLO, pool and constraints (see the module docstring)."""
+def compose(graph: CatalogGraph, request: ComposeRequest | dict, budget: SearchBudget | None = None) -> ComposeResult:
+    """Ranked stacks for a workload profile, SLO, pool and constraints (see the module docstring).
+    `budget` bounds the search (a deployment setting, never the request's); when it cuts the search
+    the answer is the best found and a note says so."""
+    budget = budget or SearchBudget()
     request = validated(request)
     ctx = resolve(graph, request)
     failures: list[SlotFailure] = []
@@ -240,24 +309,30 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
             ((bound(c.base, c.caps, c.costed, c.bundled | all_pool_bundles), sched, adm, c) for sched, adm, c in cluster_parts),
             key=lambda item: -item[0],
         )
-        pool_combos = []
-        for pools in itertools.product(*pool_options):
-            parts = tuple(pool_parts[i][o] for i, o in enumerate(pools))
-            caps = frozenset().union(*(p.caps for p in parts))
-            costed = frozenset().union(*(p.costed for p in parts))
-            bundled = frozenset().union(*(p.bundled for p in parts)) | all_cluster_bundles
-            pool_combos.append((bound(sum(p.base for p in parts), caps, costed, bundled), pools, parts))
-        pool_combos.sort(key=lambda item: -item[0])
+        pool_combos, pool_total = _pool_combinations(
+            pool_options, pool_parts, budget.pool_combinations, positive, cost, all_cluster_bundles)
+        if pool_total > budget.pool_combinations:
+            ctx.notes.append(
+                f"Search budget: the pools' options make {pool_total:,} combinations, above the budget of "
+                f"{budget.pool_combinations:,}; the best {len(pool_combos):,} by an upper bound on their score were "
+                f"searched (a beam over the pools), so a stack outside them could score higher.")
+        cut_at = None
+        pair_checks: dict[tuple[int, int], str | None] = {}
         exhaustive = len(pool_combos) * len(ranked_cluster) <= EXHAUSTIVE_LIMIT
         top_cluster_bound = ranked_cluster[0][0] if ranked_cluster else 0.0
         heap: list[tuple[float, int, str, str, tuple[PoolOption, ...]]] = []
         for pool_bound, pools, parts in pool_combos:
             if not exhaustive and len(heap) >= wanted and pool_bound + top_cluster_bound < heap[0][0]:
                 break
+            if cut_at is not None:
+                break
             broken = next((p.error for p in parts if p.error), None)
             members = frozenset().union(*(p.members for p in parts))
             for cluster_bound, sched, adm, cpart in ranked_cluster:
                 if not exhaustive and len(heap) >= wanted and pool_bound + cluster_bound < heap[0][0]:
+                    break
+                if checked >= budget.combinations:
+                    cut_at = checked
                     break
                 checked += 1
                 error = broken or cpart.error
@@ -268,7 +343,7 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
                 if missing:
                     lacking[frozenset(missing)] += 1
                     continue
-                score, reason = combine(ctx, cpart, sched, adm, parts, pools)
+                score, reason = combine(ctx, cpart, sched, adm, parts, pools, pair_checks)
                 if score is None:
                     if reason:
                         excluded[reason] += 1
@@ -281,6 +356,10 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
                     heapq.heappush(heap, item)
                 elif item > heap[0]:
                     heapq.heapreplace(heap, item)
+        if cut_at is not None:
+            ctx.notes.append(
+                f"Search budget: stopped after {cut_at:,} combinations (the budget), best bound first; "
+                f"the stacks below are the best of those checked.")
         best = sorted(heap, reverse=True)
         cores: list[Candidate] = []
         for _score_fast, _n, sched, adm, pools in best:
@@ -305,6 +384,12 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
             explain_score(ctx, cand)
             cand.contracts = contract_checks(ctx, cand)
         distinct_titles(ctx, chosen)
+        admissions = {c.cluster.get(SlotName.ADMISSION_QUOTA) for c in chosen}
+        interactive = any(w.kind.value == "interactive" for w in ctx.workloads)
+        for n in graph.rules.admission_notes:
+            if n.admission in admissions and (interactive if n.when == "interactive" else ctx.slo.multi_tenant):
+                ctx.notes.append(f"With {graph.projects[n.admission].ref.name if n.admission in graph.projects else n.admission}: "
+                                 f"{n.note} ({n.source})")
         for i, cand in enumerate(chosen):
             stacks.append(to_stack(ctx, cand, i + 1, why_rank(ctx, cand, i + 1, chosen[i - 1] if i else None)))
         if not chosen:
@@ -315,7 +400,8 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict) -> ComposeResul
             common = "; ".join(f"{reason} ({n}x)" for reason, n in (excluded or quiet).most_common(5))
             # the contract failure that names the most required projects, then the most frequent
             contract_reasons = [(sum(slug in r for slug in ctx.required), n, r) for r, n in excluded.items() if failed_point(r)]
-            broken = max(contract_reasons)[2] if contract_reasons else None
+            # (only one naming a required project: otherwise it is one exclusion among others)
+            broken = max(contract_reasons)[2] if contract_reasons and max(contract_reasons)[0] > 0 else None
             reason = f"Every combination of the remaining candidates fails: {common}."
             if broken:  # lead with the contract that breaks: it is what a reader must change
                 reason = f"{broken}. {reason}"

@@ -55,6 +55,26 @@ EXHAUSTIVE_LIMIT = 3000  # combinations checked one by one; above it, bounds sto
 SECONDARY_ONLY = "only alongside its primary role"  # valid cores (best first) that get their optional slots filled
 
 
+@dataclass(frozen=True)
+class SearchBudget:
+    """The work one compose request may do (issue 37: eight shared-GPU classes made the product of
+    pool options 6^8 combinations and ran past 30 s). Both bounds are counts, not times, so an answer
+    does not depend on the machine's load; the defaults keep the worst request (8 classes) near half
+    a second on one core while every request of up to five classes is searched as before.
+
+    pool_combinations: combinations of pool options scored; above it a beam over the pools keeps
+        the best by their upper bound (each pool's options extended from the best partial ones).
+    combinations: (pool options x scheduler x admission) combinations checked one by one.
+    """
+
+    pool_combinations: int = 8000
+    combinations: int = 100000
+
+    def __post_init__(self) -> None:
+        if self.pool_combinations < 1 or self.combinations < 1:
+            raise ValueError("search budgets are positive counts")
+
+
 def unit_label(unit: ResourceUnit) -> str:
     return RESOURCE_UNIT_LABELS[unit]
 
@@ -234,6 +254,19 @@ def resolve(graph: CatalogGraph, request: ComposeRequest) -> Context:
     gangs = [w.name for w in workloads if w.gang]
     if gangs:
         required_caps.append((gang.capability, f"class {', '.join(gangs)} has gang: true. {gang.why}"))
+    # a capability scores only where the pools use it (composition.yaml capability_conditions)
+    sharing = any(w is None or w.shares_a_gpu for w in (p.workload for p in pools))
+    uses = {"multi_tenant": slo.multi_tenant, "sharing": sharing}
+    for cond in rules.capability_conditions:
+        if uses[cond.needs]:
+            continue
+        for cap in cond.capabilities:
+            if cap_points.get(cap):
+                cap_points[cap] = [(0.0, f"not counted: {cond.why}")]
+    latency = [w.name for w in workloads if w.kind.value == "online_inference" and w.p99_ms]
+    if latency and rules.latency_routing:
+        rr = rules.latency_routing
+        cap_points.setdefault(rr.capability, []).append((rr.points, f"class {', '.join(latency)}: {rr.why}"))
     excluded = frozenset(c.exclude)
     return Context(
         graph=graph,

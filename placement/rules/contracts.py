@@ -58,12 +58,23 @@ def resource_names(ctx: Context, opt: PoolOption) -> list[str]:
     return [n.replace("{mig}", profile) for n in names]
 
 
+def bind_units(ctx: Context, slug: str) -> frozenset:
+    """Units a project binds: its own, and those of the binder it runs inside (a scheduler-plugins
+    plugin is kube-scheduler with one more plugin, so it binds DRA claims through kube-scheduler's
+    DynamicResources plugin; interfaces.yaml `binder` + `inside`)."""
+    units = ctx.facts(slug).role_units(ContractPoint.BIND)
+    iface = _iface(ctx, slug)
+    if iface and iface.inside and iface.binder and iface.binder in ctx.graph.projects and iface.binder != slug:
+        units = units | ctx.facts(iface.binder).role_units(ContractPoint.BIND)
+    return units
+
+
 def binders_of(ctx: Context, cand: Candidate, opt: PoolOption) -> list[str]:
     """Stack members on L2/L3 that bind the pool's unit (the scheduler, or an extender such as HAMi's)."""
     scope = [cand.cluster.get(SlotName.SCHEDULING_POLICY), *cand.cluster.values(), *cand.supporting, opt.handoff, opt.data_plane]
     return [
         s for s in dict.fromkeys(x for x in scope if x)
-        if opt.unit in ctx.facts(s).role_units(ContractPoint.BIND) and ctx.facts(s).on(CONTROL_MAP, BIND_LAYERS)
+        if opt.unit in bind_units(ctx, s) and ctx.facts(s).on(CONTROL_MAP, BIND_LAYERS)
     ]
 
 
@@ -103,6 +114,20 @@ def required_binder_conflicts(ctx: Context) -> list[SlotFailure]:
     graph, failures = ctx.graph, []
     schedulers = [r for r in ctx.required
                   if {s for s in graph.slots_of(r) if r in graph.slot_primary[s]} == {SlotName.SCHEDULING_POLICY}]
+    # two required schedulers: a pod names one spec.schedulerName, so only one of them binds it; a
+    # plugin or extender running inside the other's binary is not a second scheduler
+    for i, a in enumerate(schedulers):
+        for b in schedulers[i + 1:]:
+            if a in ctx.facts(b).requires_all or b in ctx.facts(a).requires_all:
+                continue
+            failures.append(SlotFailure(
+                slot=SlotName.SCHEDULING_POLICY, contract_point=CheckPoint.BIND,
+                reason=(f"Bind fails: {a} and {b} are both required as the scheduler, but a pod has one "
+                        f"spec.schedulerName, so only one of them can bind the pool's pods (one binder per pod; "
+                        f"https://kubernetes.io/docs/tasks/extend-kubernetes/configure-multiple-schedulers/). Run them "
+                        f"on different node pools with different pods, or require one."),
+                rejected=[Rejection(project=b, reason=f"A second scheduler next to {a}: one spec.schedulerName per pod.")],
+            ))
     for sched in schedulers:
         for other in ctx.required:
             iface = _iface(ctx, other)

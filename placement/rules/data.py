@@ -155,6 +155,26 @@ class AxisRule(_Data):
     keywords: list[str] = Field(default_factory=list, description="words that pick the project's own sentences for it")
 
 
+class RoleRule(_Data):
+    """Projects that do one job, compared on that job's axes (comparison.yaml `roles`)."""
+
+    role: str
+    name: str
+    members: list[str] = Field(min_length=2)
+    axes: list[str] = Field(min_length=1)
+    source: str
+
+
+class IntegrationRule(_Data):
+    """An interface one project implements for another (integrations.yaml): they complement each other."""
+
+    between: list[str] = Field(min_length=2, max_length=2)
+    kind: str
+    name: str
+    interface: str
+    source: str
+
+
 class ContractPointRule(_Data):
     point: ContractPoint
     name: str
@@ -227,6 +247,37 @@ class TenancyRule(_Data):
     capability_preferences: list[CapabilityPreference] = Field(default_factory=list)
 
 
+class CapabilityCondition(_Data):
+    capabilities: list[str] = Field(min_length=1)
+    needs: str = Field(pattern="^(multi_tenant|sharing)$")
+    why: str
+
+
+class LatencyRouting(_Data):
+    capability: str
+    points: float
+    why: str
+
+
+class BatchOnly(_Data):
+    projects: list[str] = Field(default_factory=list)
+    source: str = ""
+
+
+class EnforcementAddon(_Data):
+    project: str
+    unit: ResourceUnit
+    isolation: Isolation
+    source: str
+
+
+class AdmissionNote(_Data):
+    admission: str
+    when: str = Field(pattern="^(interactive|multi_tenant)$")
+    note: str
+    source: str
+
+
 class DefaultSlo(_Data):
     isolation: Isolation
     goal: str
@@ -283,6 +334,14 @@ class RulesData(_Data):
     mig_profiles: dict[str, dict[str, float]]
     mig_profiles_source: str
     interfaces: dict[str, ProjectInterface] = Field(default_factory=dict)
+    roles: list[RoleRule] = Field(default_factory=list)
+    capability_conditions: list[CapabilityCondition] = Field(default_factory=list)
+    latency_routing: LatencyRouting | None = None
+    batch_only: BatchOnly = Field(default_factory=BatchOnly)
+    enforcement_addons: list[EnforcementAddon] = Field(default_factory=list)
+    admission_notes: list[AdmissionNote] = Field(default_factory=list)
+    role_axes: list[AxisRule] = Field(default_factory=list)
+    integrations: list[IntegrationRule] = Field(default_factory=list)
 
     # lookups (computed once; the model is frozen)
     @functools.cached_property
@@ -312,7 +371,13 @@ class RulesData(_Data):
 
     @functools.cached_property
     def axis(self) -> dict[str, AxisRule]:
-        return {a.axis: a for a in self.axes}
+        return {a.axis: a for a in [*self.axes, *self.role_axes]}
+
+    def role_of(self, slug: str) -> RoleRule | None:
+        return next((r for r in self.roles if slug in r.members), None)
+
+    def integration(self, a: str, b: str) -> IntegrationRule | None:
+        return next((i for i in self.integrations if {a, b} == set(i.between)), None)
 
     @functools.cached_property
     def contract_point(self) -> dict[ContractPoint, ContractPointRule]:
@@ -364,6 +429,11 @@ class RulesData(_Data):
 
         if set(self.unit) != set(ResourceUnit):
             found.append(f"units: missing {_names(set(ResourceUnit) - set(self.unit))}")
+        for role in self.roles:
+            found.extend(f"roles.{role.role}: unknown axis {a!r}" for a in role.axes if a not in self.axis)
+        for a in self.role_axes:
+            for c in a.capabilities:
+                cap(f"role_axes.{a.axis}", c)
         if set(self.verdict) != set(Verdict):
             found.append(f"verdicts: missing {_names(set(Verdict) - set(self.verdict))}")
         if set(self.contract_point) != set(ContractPoint):
@@ -428,7 +498,8 @@ def read_rules(directory: Path | None = None, vocabulary: CatalogVocabulary | No
     """Read and cross-check the rules files of `directory` (default fixtures/rules)."""
     directory = Path(directory) if directory else RULES_DIR
     merged: dict = {}
-    for name in ("units.yaml", "comparison.yaml", "composition.yaml", "profiles.yaml", "feasibility.yaml", "interfaces.yaml"):
+    for name in ("units.yaml", "comparison.yaml", "composition.yaml", "profiles.yaml", "feasibility.yaml", "interfaces.yaml",
+                 "integrations.yaml"):
         merged.update(_read(directory / name))
     rules = RulesData.model_validate(merged)
     problems = rules.problems(vocabulary or builtin_vocabulary())

@@ -227,11 +227,14 @@ def why_rank(ctx: Context, cand: Candidate, rank: int, above: Candidate | None) 
     if parts:
         text += ": " + ", ".join(parts)
     if gap == 0:
+        # a tie goes to the stack with fewer components: adding one never wins a tie (issue 32)
         if len(cand.charged) != len(above.charged):
-            text += f"; same score with {len(cand.charged)} components to run instead of {len(above.charged)}"
+            text += (f"; a tie, and ties go to fewer components: this one runs {len(cand.charged)} instead of "
+                     f"{len(above.charged)}")
         elif len(cand.members) != len(above.members):
             extra = sorted(set(cand.members) - set(above.members))
-            text += f"; same score with more projects in the stack ({', '.join(extra) or len(cand.members)})"
+            text += (f"; a tie, and ties go to fewer projects: this one adds "
+                     f"{', '.join(extra) or len(cand.members) - len(above.members)}")
         else:
             text += "; same score and size, ordered by name"
     return text + "."

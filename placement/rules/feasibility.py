@@ -42,9 +42,26 @@ def not_excluded(ctx: Context, slot: SlotName, slugs) -> list[str]:
     return kept
 
 
+def serving_classes(ctx: Context) -> list[str]:
+    """Classes that run long-lived services (online_inference)."""
+    return [w.name for w in ctx.workloads if w.kind.value == "online_inference"]
+
+
 def cluster_candidates(ctx: Context, slot: SlotName) -> list[str]:
     graph = ctx.graph
     slugs = not_excluded(ctx, slot, graph.slot_candidates[slot])
+    batch_only = graph.rules.batch_only
+    serving = serving_classes(ctx)
+    if serving and batch_only.projects:
+        kept = []
+        for slug in slugs:
+            if slug in batch_only.projects:
+                ctx.reject(slot, slug, (f"{slug} is a batch system: it runs jobs to completion and never admits or "
+                                        f"schedules long-running services, and class {', '.join(serving)} serves "
+                                        f"online inference ({batch_only.source})."))
+            else:
+                kept.append(slug)
+        slugs = kept
     if slot == SlotName.SCHEDULING_POLICY and ctx.gang_classes:
         gang, kept = graph.rules.gang, []
         for slug in slugs:
@@ -73,12 +90,20 @@ def placeable(ctx: Context, slot: SlotName, slugs, companions: set[str]) -> list
     return [s for s in slugs if s in primary or s in companions]
 
 
+def enforcers(ctx: Context, unit: ResourceUnit, spec: PoolSpec) -> list[str]:
+    """Data-plane add-ons (composition.yaml enforcement_addons) that make `unit` isolate as the pool
+    needs where its own isolation does not."""
+    return [e.project for e in ctx.graph.rules.enforcement_addons
+            if e.unit == unit and e.isolation in spec.accepts and e.project in ctx.graph.projects
+            and e.project not in ctx.excluded]
+
+
 def acceptable_units(ctx: Context, spec: PoolSpec) -> list[ResourceUnit]:
     rules = ctx.graph.rules
     return [
         u for u in ResourceUnit
         if rules.unit[u].isolation != "not_applicable"
-        and Isolation(rules.unit[u].isolation) in spec.accepts
+        and (Isolation(rules.unit[u].isolation) in spec.accepts or enforcers(ctx, u, spec))
         and (ctx.pool.mig_capable or not rules.unit[u].needs_mig_capable)
         and unit_misfit(ctx, spec, u) is None
     ]
@@ -193,7 +218,7 @@ def pool_options(ctx: Context, spec: PoolSpec, companions: set[str], unusable=No
             reason = f"{spec.name} pool: {reason}"
         elif reason:
             pass
-        elif Isolation(rule.isolation) not in spec.accepts:
+        elif Isolation(rule.isolation) not in spec.accepts and not enforcers(ctx, unit, spec):
             reason = (f"{unit_label(unit)} gives {rule.isolation} isolation; the {spec.name} pool needs "
                       f"{'/'.join(a.value for a in spec.accepts)}.")
         elif rule.needs_mig_capable and not ctx.pool.mig_capable:
@@ -217,6 +242,14 @@ def pool_options(ctx: Context, spec: PoolSpec, companions: set[str], unusable=No
             ]
         else:
             planes = [None]
+        if Isolation(rule.isolation) not in spec.accepts:  # only with the add-on that enforces it
+            enforced = enforcers(ctx, unit, spec)
+            for dp in planes:
+                if dp and dp not in enforced:
+                    ctx.reject(SlotName.DATA_PLANE_UNIT, dp, (
+                        f"{unit_label(unit)} gives {rule.isolation} isolation without an enforcing add-on "
+                        f"({', '.join(enforced)}); the {spec.name} pool needs {'/'.join(a.value for a in spec.accepts)}."))
+            planes = [dp for dp in planes if dp in enforced]
         if not handoffs:  # a mechanism creates the unit, but nothing hands it to a container
             reason = f"No remaining device handoff advertises and allocates {unit_label(unit)} to a container."
             for dp in planes:

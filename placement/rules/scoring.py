@@ -21,6 +21,7 @@ from placement.rules.context import (
     unit_label,
 )
 from placement.rules.contracts import (
+    bind_units,
     binder_conflict,
     contract_failure,
     peripheral_failure,
@@ -253,7 +254,7 @@ def make_part(ctx: Context, placed: list[tuple[SlotName, str]], base: float) -> 
         caps |= f.capabilities
         bundled |= f.bundles_all
         if slug in members and f.on(CONTROL_MAP, BIND_LAYERS):
-            binds |= f.role_units(ContractPoint.BIND)
+            binds |= bind_units(ctx, slug)
     clash = everyone & conflicts
     if clash and error is None:
         a = sorted(clash)[0]
@@ -266,8 +267,26 @@ def make_part(ctx: Context, placed: list[tuple[SlotName, str]], base: float) -> 
     )
 
 
-def combine(ctx: Context, cluster: Part, sched: str, adm: str, pools: tuple[Part, ...], options: tuple[PoolOption, ...]) -> tuple[float | None, str | None]:
-    """(fast score, None) for a possible core, or (None, reason); reason None = not worth reporting."""
+def _pair_failure(ctx: Context, cluster: Part, sched: str, adm: str, p: Part, opt: PoolOption) -> str | None:
+    """Why a (scheduler, admission) part and one pool's option cannot meet, or None."""
+    clash = cluster.everyone & p.conflicts
+    if clash:
+        a = sorted(clash)[0]
+        b = next(x for x in sorted(p.everyone) if a in ctx.facts(x).conflicts)
+        return f"{a} conflicts with {b}"
+    if opt.unit not in cluster.binds and opt.unit not in p.binds:
+        return f"Bind fails: {sched} cannot bind {unit_label(opt.unit)}"
+    if opt.unit not in admission_units(ctx.facts(adm)):
+        return f"Quota fails: {adm} cannot count {unit_label(opt.unit)} in quota"
+    return binder_conflict(ctx, sched, cluster.everyone | p.everyone, opt)
+
+
+def combine(ctx: Context, cluster: Part, sched: str, adm: str, pools: tuple[Part, ...], options: tuple[PoolOption, ...],
+            checks: dict[tuple[int, int], str | None] | None = None) -> tuple[float | None, str | None]:
+    """(fast score, None) for a possible core, or (None, reason); reason None = not worth reporting.
+    `checks` remembers each (cluster part, pool part) verdict: a search meets the same pair in many
+    combinations."""
+    checks = {} if checks is None else checks
     needs = cluster.needs_primary
     primary = cluster.primary_filled
     for p in pools:
@@ -279,20 +298,12 @@ def combine(ctx: Context, cluster: Part, sched: str, adm: str, pools: tuple[Part
     costed = cluster.costed
     bundled = cluster.bundled
     base = cluster.base
-    counted = admission_units(ctx.facts(adm))
     for p, opt in zip(pools, options):
-        clash = cluster.everyone & p.conflicts
-        if clash:
-            a = sorted(clash)[0]
-            b = next(x for x in sorted(p.everyone) if a in ctx.facts(x).conflicts)
-            return None, f"{a} conflicts with {b}"
-        if opt.unit not in cluster.binds and opt.unit not in p.binds:
-            return None, f"Bind fails: {sched} cannot bind {unit_label(opt.unit)}"
-        if opt.unit not in counted:
-            return None, f"Quota fails: {adm} cannot count {unit_label(opt.unit)} in quota"
-        binders = binder_conflict(ctx, sched, cluster.everyone | p.everyone, opt)
-        if binders:
-            return None, binders
+        key = (id(cluster), id(p))  # the caller keeps both parts alive while `checks` lives
+        if key not in checks:
+            checks[key] = _pair_failure(ctx, cluster, sched, adm, p, opt)
+        if checks[key]:
+            return None, checks[key]
         caps = caps | p.caps
         costed = costed | p.costed
         bundled = bundled | p.bundled

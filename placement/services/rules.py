@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from pydantic import ValidationError as PydanticValidationError
@@ -64,7 +65,22 @@ def compare_projects(data) -> rules.ComparisonResult:
 
 def compose_stacks(data) -> rules.ComposeResult:
     request = data if isinstance(data, ComposeRequest) else _parse(ComposeRequest, data)
-    return _call(rules.compose, catalog_graph(), request)
+    budget = rules.SearchBudget(pool_combinations=settings.ATLAS_COMPOSE_POOL_COMBINATIONS,
+                                combinations=settings.ATLAS_COMPOSE_COMBINATIONS)
+    return _call(rules.compose, catalog_graph(), request, budget)
+
+
+def compose_refusal(request: ComposeRequest, result: rules.ComposeResult) -> dict | None:
+    """The one refusal shape (issue 32, item 5): a request with `constraints.require` that no stack can
+    satisfy is unprocessable, with one error per broken rule in the engine's words (the contract point
+    first when one breaks). None when the request is answerable (feasible, or nothing was required)."""
+    if not request.constraints.require or result.feasible:
+        return None
+    errors = [f"{f.contract_point.value}: {f.reason}" if f.contract_point else f.reason for f in result.failures]
+    points = list(dict.fromkeys(f.contract_point.value for f in result.failures if f.contract_point))
+    detail = (f"The required projects break the {', '.join(points)} contract point{'s' if len(points) > 1 else ''}."
+              if points else "The required projects cannot be composed into any stack.")
+    return {"detail": detail, "errors": {"constraints.require": errors or ["No stack holds every required project."]}}
 
 
 def compatible_stacks(with_slug: str, profile: str) -> rules.CompatibleResult:

@@ -144,3 +144,55 @@ def test_the_volcano_vgpu_plugin_repairs_shared_gpus_under_volcano(api):
     result = ComposeResult.model_validate(response.json())
     shared = next(p for p in result.stacks[0].pools if p.name == "shared")
     assert shared.device_handoff == "volcano-vgpu-device-plugin"
+
+
+def _shared_inference_classes(n):
+    return [{"name": f"svc{i}", "kind": "online_inference", "replicas": 2, "gpus_per_replica": 0.5,
+             "gpu_memory_gib": 10} for i in range(n)]
+
+
+def test_eight_shared_gpu_classes_answer_with_stacks_and_a_budget_note_any_reader_can_send(reader):
+    # issue 37: this 800-byte body ran past gunicorn's 30 s timeout; now the search budget bounds it
+    body = {"workloads": _shared_inference_classes(8)}
+    response = session_client(reader).post("/api/v1/stacks/compose/", body, format="json")
+    assert response.status_code == 200, response.content
+    result = ComposeResult.model_validate(response.json())
+    assert result.feasible and result.stacks
+    assert any(note.startswith("Search budget") for note in result.notes)
+
+
+def test_the_compose_budget_is_a_setting(api, settings):
+    settings.ATLAS_COMPOSE_POOL_COMBINATIONS = 10
+    settings.ATLAS_COMPOSE_COMBINATIONS = 200
+    response = api.post("/api/v1/stacks/compose/", {"workloads": _shared_inference_classes(2)}, format="json")
+    result = ComposeResult.model_validate(response.json())
+    assert result.combinations_checked <= 200 and result.stacks
+    assert [n for n in result.notes if n.startswith("Search budget")][0].count("budget of 10") == 1
+
+
+INFEASIBLE_REQUIRES = [
+    {"profile": "mixed", "constraints": {"require": ["hami", "volcano"]}},
+    {"profile": "training", "constraints": {"require": ["volcano", "kai-scheduler"]}},
+    {"profile": "training", "constraints": {"require": ["karpenter"]}},
+    {"profile": "training", "constraints": {"require": ["jobset", "appwrapper"]}},
+    {"profile": "online_inference", "constraints": {"require": ["runai", "hami"]}},
+    {"profile": "training", "constraints": {"require": ["gpushare-scheduler-extender"]}},
+]
+
+
+@pytest.mark.parametrize("body", INFEASIBLE_REQUIRES, ids=lambda b: "+".join(b["constraints"]["require"]))
+def test_every_infeasible_require_is_one_422_shape_with_one_error_per_broken_rule(api, body):
+    # issue 32 item 5: some of these were 200 with feasible=false before; docs/api.md promises 422
+    response = api.post("/api/v1/stacks/compose/", body, format="json")
+    assert response.status_code == 422, response.content
+    data = response.json()
+    assert set(data) == {"detail", "errors"} and list(data["errors"]) == ["constraints.require"]
+    errors = data["errors"]["constraints.require"]
+    assert errors and all(isinstance(e, str) and e for e in errors)
+    assert len(errors) == len(set(errors))
+
+
+def test_two_required_schedulers_are_refused_naming_the_scheduler_name(api):
+    body = {"profile": "training", "constraints": {"require": ["volcano", "kai-scheduler"]}}
+    errors = assert_error_body(api.post("/api/v1/stacks/compose/", body, format="json"), 422, "constraints.require")
+    assert any(e.startswith("bind: ") and "spec.schedulerName" in e for e in errors["errors"]["constraints.require"])

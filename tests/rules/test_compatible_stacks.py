@@ -47,14 +47,16 @@ def test_vm_handoffs_are_not_offered_for_pod_workloads(graph):
 
 def test_an_explicit_slo_replaces_the_profiles_default(graph):
     # Online inference defaults to soft isolation, where HAMi's memory/compute shares lead; asked for hard
-    # isolation, every stack with HAMi hands out MIG instances or whole GPUs, in pools that accept only hard.
+    # isolation, every stack with HAMi hands out MIG instances, whole GPUs or exclusive DRA claims, in pools
+    # that accept only hard.
     from placement.rules.models import Slo
 
     soft = compatible(graph, "hami", "online_inference")
     hard = compatible(graph, "hami", "online_inference", slo=Slo(isolation="hard"))
     assert soft.stacks[0].pools[0].unit == "memory_compute_share"
     assert hard.stacks and all("hami" in s.components for s in hard.stacks)
-    assert {p.unit.value for s in hard.stacks for p in s.pools} == {"mig_instance", "whole_gpu"}
+    assert {p.unit.value for s in hard.stacks for p in s.pools} <= {"mig_instance", "whole_gpu", "dra_device"}
+    assert "memory_compute_share" not in {p.unit.value for s in hard.stacks for p in s.pools}
     assert all([i.value for i in p.isolation] == ["hard"] for s in hard.stacks for p in s.pools)
 
 

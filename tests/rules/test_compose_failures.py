@@ -96,13 +96,14 @@ def test_a_required_project_no_slot_takes_is_refused_with_that_reason(graph):
 
 
 def test_a_required_project_removed_from_two_slots_for_one_reason_says_it_once(graph):
-    # The DRA driver is both the device handoff and the data plane of a DRA device, which promises no
-    # isolation (units.yaml); the training pool needs hard isolation.
-    result = compose(graph, ComposeRequest(profile="training", constraints=Constraints(require=["nvidia-dra-driver"])))
-    failure = _failure(result, "nvidia-dra-driver is required")
+    # The GPU-share extender is both the device handoff and the data plane of fractions, and a
+    # training replica needs 8 GPUs in one process: one reason, said once.
+    result = compose(graph, ComposeRequest(profile="training", constraints=Constraints(require=["gpushare-scheduler-extender"])))
+    failure = _failure(result, "gpushare-scheduler-extender is required")
     assert failure.slot == SlotName.DEVICE_HANDOFF
-    assert failure.reason == ("nvidia-dra-driver is required but cannot take part: DRA device gives none isolation; "
-                              "the training pool needs hard.")
+    assert failure.reason.startswith("gpushare-scheduler-extender is required but cannot take part: Fraction (accounting "
+                                     "only) cannot serve class 'training'")
+    assert failure.reason.count("cannot serve") == 1
 
 
 def test_a_required_mechanism_no_handoff_delivers_is_refused_with_that_reason(graph):

@@ -22,24 +22,24 @@ def test_no_stack_leads_with_the_broken_contract_that_names_a_required_project(g
     assert failure.reason == (
         "Quota fails: runai cannot count Memory quota + compute share in quota. Every combination of the remaining "
         "candidates fails: Quota fails: runai cannot count Memory quota + compute share in quota (10x); Quota fails: "
-        "runai cannot count MPS share in quota (7x); volcano conflicts with armada (6x); kai-scheduler conflicts with "
-        "armada (6x); yunikorn conflicts with armada (6x).")
+        "runai cannot count MPS share in quota (7x); runai requires the scheduler kai-scheduler, but this stack's "
+        "scheduler is kube-scheduler (2x); Bind fails: kube-scheduler cannot bind Memory quota + compute share (1x); "
+        "Bind fails: coscheduling cannot bind Memory quota + compute share (1x).")
     assert result.excluded[:2] == ["Quota fails: runai cannot count Memory quota + compute share in quota (10 combinations)",
                                    "Quota fails: runai cannot count MPS share in quota (7 combinations)"]
-    assert result.combinations_checked == 378
+    assert result.combinations_checked == 336  # Armada, a batch system, is no candidate for serving
 
 
 def test_the_lead_contract_is_the_one_naming_a_required_project_even_if_rarer(graph):
-    # the required default scheduler cannot bind HAMi-core's caps (1 combination); the conflicts with
-    # Armada are more frequent but name no required project and are no contract
+    # the required default scheduler cannot bind HAMi-core's caps (1 combination); the other failures
+    # are more frequent but name no required project and are no contract
     result = _compose(graph, profile="online_inference",
                       constraints={"require": ["kueue", "aibrix", "kube-scheduler"], "exclude": ["hami"]})
     (failure,) = result.failures
     assert failure.contract_point == CheckPoint.BIND
     assert failure.reason == (
         "Bind fails: kube-scheduler cannot bind Memory quota + compute share. Every combination of the remaining "
-        "candidates fails: volcano conflicts with armada (6x); kai-scheduler conflicts with armada (6x); yunikorn "
-        "conflicts with armada (6x); a required project does not fit next to the rest (3x); Bind fails: kube-scheduler "
+        "candidates fails: a required project does not fit next to the rest (3x); Bind fails: kube-scheduler "
         "cannot bind Memory quota + compute share (1x).")
     assert "Bind fails: kube-scheduler cannot bind Memory quota + compute share (1 combination)" in result.excluded
 
@@ -49,11 +49,11 @@ def test_no_stack_without_a_broken_contract_names_only_the_exclusions(graph):
     (failure,) = result.failures
     assert (failure.slot, failure.contract_point) == (None, None)
     assert failure.reason == (
-        "Every combination of the remaining candidates fails: lacks required appwrapper (6x); lacks required jobset (6x); "
-        "volcano conflicts with armada (1x); kai-scheduler conflicts with armada (1x); yunikorn conflicts with armada (1x).")
-    assert result.excluded[:3] == ["lacks required appwrapper (6 combinations)", "lacks required jobset (6 combinations)",
-                                   "volcano conflicts with armada (1 combination)"]
-    assert result.combinations_checked == 40
+        "Every combination of the remaining candidates fails: lacks required jobset (12x); lacks required appwrapper (11x); "
+        "Bind fails: koordinator cannot bind DRA device (6x); Bind fails: yunikorn cannot bind DRA device (5x); Quota "
+        "fails: runai cannot count DRA device in quota (3x).")
+    assert result.excluded[:2] == ["lacks required jobset (12 combinations)", "lacks required appwrapper (11 combinations)"]
+    assert result.combinations_checked == 90  # exclusive DRA claims are a training pool option too
 
 
 def test_a_feasible_result_keeps_at_most_ten_counted_exclusions(graph):
@@ -69,7 +69,7 @@ def test_a_feasible_result_keeps_at_most_ten_counted_exclusions(graph):
 def test_the_limit_caps_the_stacks_ranked_best_first(graph):
     result = _compose(graph, profile="online_inference", limit=2)
     assert [(s.rank, s.title, s.score) for s in result.stacks] == [
-        (1, "HAMi + kube-scheduler + Kueue", 21.5), (2, "NVIDIA Multi-Instance GPU (MIG) + kube-scheduler + Kueue", 20.0)]
+        (1, "HAMi + kube-scheduler + Kueue", 21.5), (2, "Volcano vGPU device plugin + Volcano + Kubernetes ResourceQuota", 21.0)]
     full = _compose(graph, profile="online_inference")
     assert len(full.stacks) == 5
     assert [s.title for s in full.stacks[:2]] == [s.title for s in result.stacks]

@@ -143,7 +143,10 @@ def test_every_pool_of_every_stack_holds_all_three_contract_points(graph, kwargs
             assert pool.device_handoff in checks["allocate"].by
             for slug in checks["bind"].by:
                 f = graph.projects[slug]
-                assert pool.unit in f.role_units(ContractPoint.BIND) or pool.unit in f.units
+                # a plugin binds what the kube-scheduler it runs inside binds (coscheduling: DRA claims)
+                inside = graph.rules.interfaces.get(slug)
+                host = graph.projects[inside.binder].role_units(ContractPoint.BIND) if inside and inside.inside else set()
+                assert pool.unit in f.role_units(ContractPoint.BIND) or pool.unit in f.units or pool.unit in host
 
 
 @pytest.mark.parametrize("kwargs", REQUESTS, ids=lambda k: k["profile"])

@@ -51,9 +51,15 @@ def test_a_handoff_that_does_not_advertise_the_unit_fails_advertise(ctx):
 
 
 def test_a_scheduler_that_cannot_bind_the_unit_fails_bind(ctx):
-    cand = _cand(ctx, "coscheduling", "kueue", ResourceUnit.DRA_DEVICE, "nvidia-dra-driver")
+    cand = _cand(ctx, "yunikorn", "kueue", ResourceUnit.DRA_DEVICE, "nvidia-dra-driver")
     assert binders_of(ctx, cand, cand.pools[0]) == []
-    assert contract_failure(ctx, cand) == "Bind fails: coscheduling cannot bind DRA device"
+    assert contract_failure(ctx, cand) == "Bind fails: yunikorn cannot bind DRA device"
+
+
+def test_a_plugin_inside_kube_scheduler_binds_dra_claims_through_it(ctx):
+    # scheduler-plugins builds kube-scheduler with its plugins, DynamicResources included (issue 32)
+    cand = _cand(ctx, "coscheduling", "kueue", ResourceUnit.DRA_DEVICE, "nvidia-dra-driver")
+    assert binders_of(ctx, cand, cand.pools[0]) == ["coscheduling"]
 
 
 def test_a_webhook_that_rewrites_the_scheduler_name_gives_the_pods_two_binders(ctx):

@@ -9,7 +9,8 @@ from placement.rules.context import resolve, validated
 from placement.rules.feasibility import cluster_candidates, rejections, slot_for_capability
 
 # every handoff that hands out whole GPUs, MPS shares or memory caps (catalog contract_points)
-WHOLE_GPU_HANDOFFS = ["nvidia-device-plugin", "hami", "koordinator", "volcano-vgpu-device-plugin"]
+# (an exclusive DRA claim hands out a whole GPU too: issue 32)
+WHOLE_GPU_HANDOFFS = ["nvidia-device-plugin", "hami", "koordinator", "volcano-vgpu-device-plugin", "nvidia-dra-driver"]
 GANG_SOURCE = "domain-facts §5 (Volcano gang plugin, minAvailable), §6.4 (coscheduling Permit), §6.5 (KAI gang)"
 
 
@@ -28,10 +29,10 @@ def test_a_pool_no_remaining_handoff_can_deliver_to_names_the_units_it_accepts(g
     (failure,) = result.failures
     assert (failure.slot, failure.pool) == (SlotName.DEVICE_HANDOFF, "training")
     assert failure.reason == ("No remaining device handoff advertises and allocates a unit the training pool accepts "
-                              "(Whole GPU).")
+                              "(Whole GPU, DRA device).")
     rejected = {r.project: r.reason for r in failure.rejected}
     assert rejected["nvidia-device-plugin"] == "nvidia-device-plugin is excluded by the constraints."
-    assert rejected["nvidia-dra-driver"] == "DRA device gives none isolation; the training pool needs hard."
+    assert rejected["nvidia-dra-driver"] == "nvidia-dra-driver is excluded by the constraints."
 
 
 def test_a_pool_whose_unit_has_a_handoff_but_no_mechanism_blames_the_data_plane(graph):
@@ -42,7 +43,7 @@ def test_a_pool_whose_unit_has_a_handoff_but_no_mechanism_blames_the_data_plane(
     (isolated,) = _failures(result, "isolated")
     assert isolated.slot == SlotName.DATA_PLANE_UNIT
     assert isolated.reason == ("No remaining data-plane mechanism creates a unit the isolated pool accepts (Whole GPU, "
-                               "MIG instance, vGPU) together with a device handoff that delivers it.")
+                               "MIG instance, vGPU, DRA device) together with a device handoff that delivers it.")
     rejected = [r.project for r in isolated.rejected]
     # the data-plane removals (at most 12), then the device-handoff ones
     assert rejected[:3] == ["hami", "koordinator", "nos"]
@@ -51,11 +52,9 @@ def test_a_pool_whose_unit_has_a_handoff_but_no_mechanism_blames_the_data_plane(
     reasons = {r.project: r.reason for r in isolated.rejected}
     assert reasons["mig"] == "isolated pool: No remaining device handoff advertises and allocates MIG instance to a container."
     assert reasons["time-slicing"] == "Time slice gives none isolation; the isolated pool needs hard."
-    # the shared pool (memory caps, MPS) has lost every handoff
-    (shared,) = _failures(result, "shared")
-    assert shared.slot == SlotName.DEVICE_HANDOFF
-    assert shared.reason == ("No remaining device handoff advertises and allocates a unit the shared pool accepts "
-                             "(Memory quota + compute share, MPS share).")
+    # the shared pool (memory caps, MPS) has lost its memory-cap and MPS handoffs, but KAI's fractions
+    # enforced by the kai-resource-isolator still isolate memory (composition.yaml enforcement_addons)
+    assert _failures(result, "shared") == []
 
 
 def _ctx_after(graph):
@@ -124,7 +123,7 @@ def test_a_pool_of_gpus_without_mig_lists_only_the_units_it_can_have(graph):
         "exclude": [*WHOLE_GPU_HANDOFFS, "kubevirt-gpu-device-plugin"]}))
     (failure,) = result.failures
     assert failure.reason == ("No remaining device handoff advertises and allocates a unit the training pool accepts "
-                              "(Whole GPU).")
+                              "(Whole GPU, DRA device).")
 
 
 def test_every_gang_class_is_named_in_the_removal_of_a_scheduler(graph):
