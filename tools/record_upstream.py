@@ -72,7 +72,8 @@ def main() -> None:
     data = {
         "repository": f"https://github.com/{args.repo}",
         "read_from": f"git snapshot {head[0][:12]} (release tags and {lic_file or 'no LICENSE file'})",
-        "checked": head[1],
+        # the snapshot holds everything up to its newest commit or tag, whichever is later
+        "checked": max([head[1], *(t["date"] for t in tags[:1])]),
         "license": lic,
         "latest_release": latest,
         "tags": tags[:300],
