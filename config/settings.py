@@ -178,6 +178,9 @@ ATLAS_RUN_MAX_ACTIVE_PER_USER = int(os.environ.get("ATLAS_RUN_MAX_ACTIVE_PER_USE
 ATLAS_BROKER_CONNECT_TIMEOUT = float(os.environ.get("ATLAS_BROKER_CONNECT_TIMEOUT", "1"))
 ATLAS_RUN_SEND_GRACE = int(os.environ.get("ATLAS_RUN_SEND_GRACE", "60"))
 ATLAS_RUN_QUEUE_TIMEOUT = int(os.environ.get("ATLAS_RUN_QUEUE_TIMEOUT", "21600"))
+# Catalog entries whose facts (landscape as_of, derived from the sources read) are older than this
+# are marked stale on their pages and in the API; `manage.py refresh_catalog` files what changed.
+ATLAS_CATALOG_STALE_DAYS = int(os.environ.get("ATLAS_CATALOG_STALE_DAYS", "365"))
 # The run page's verdict band (~60 short simulations) is computed in a task stopped after this (s).
 ATLAS_BAND_TIME_LIMIT = int(os.environ.get("ATLAS_BAND_TIME_LIMIT", "120"))
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 
 from placement.catalog_files import CatalogError, CatalogInvalid, read_catalog_dir
-from placement.schemas import ContractPoint, ProjectDocument, SourceTag, newest_read
+from placement.schemas import ContractPoint, Landscape, ProjectDocument, SourceTag, newest_read
 from placement.upstream import UPSTREAM_DIR, UpstreamState, recorded_upstream
 
 # An entry's landscape facts (latest release, CNCF status) go stale: re-check within a year.
@@ -27,9 +27,10 @@ STALE_RELEASE_DAYS = 365
 # Landscape facts every entry must back with a source read on a known day.
 BACKED_FACTS = ("landscape.latest_release", "landscape.license")
 # Words by which an entry's own text makes a project one option among others, just before its name
-# ("a scheduler such as KAI", "or another PodGang-aware scheduler") or just after it ("X is optional").
+# ("a scheduler such as KAI", "or another PodGang-aware scheduler") or just after it ("X is optional",
+# "KAI Scheduler, Volcano, or kube-scheduler").
 _BEFORE = r"(?:such as|e\.g\.|for example|optionally|optional|or another|or an?|alternatives? to|instead of)\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?"
-_AFTER = r"[^.;]{0,30}?\b(?:is optional|are optional|\(optional\)|or another)"
+_AFTER = r"[^.;]{0,60}?(?:\bis optional|\bare optional|\(optional\)|[,)]\s+or\s+)"
 # Files that live beside the project, not in it, are no citation (cite the chapter and section).
 _PATH_PREFIXES = ("seeds/", "reference/")
 
@@ -98,6 +99,14 @@ def _source_errors(file: str, doc: ProjectDocument) -> list[CatalogError]:
             errors.append(CatalogError(file, f"placement.sources[{i}]",
                                        "cites a file beside the project; cite the chapter or note by title and section"))
     return errors
+
+
+def is_stale(meta: Landscape | None, today: dt.date, max_age_days: int = DEFAULT_MAX_AGE_DAYS) -> bool:
+    """Facts older than the review age (or never read) are stale; an archived repository no longer
+    changes, so its facts are not. The linter, the project page and the API share this rule."""
+    if meta is None or meta.archived:
+        return False
+    return meta.as_of is None or (today - meta.as_of).days > max_age_days
 
 
 def _provenance_errors(file: str, doc: ProjectDocument, today: dt.date, max_age_days: int) -> list[CatalogError]:
@@ -187,7 +196,7 @@ def _landscape_errors(file: str, doc: ProjectDocument, today: dt.date, max_age_d
     if meta.as_of is None:
         return errors
     age = (today - meta.as_of).days
-    if age > max_age_days and not meta.archived:  # an archived repository no longer changes
+    if is_stale(meta, today, max_age_days):
         errors.append(CatalogError(file, "placement.landscape.as_of",
                                    f"checked {meta.as_of.isoformat()}, {age} days ago; re-check entries within {max_age_days} days"))
     if meta.as_of > today:

@@ -76,6 +76,10 @@ def recorded_upstream(directory: Path = UPSTREAM_DIR) -> dict[str, UpstreamState
     return states
 
 
+class UpstreamUnavailable(Exception):
+    """Upstream could not be read (network, rate limit, no recorded response); the entry is skipped."""
+
+
 class UpstreamClient(Protocol):
     def read(self, doc: ProjectDocument) -> UpstreamState | None:
         """The entry's upstream state, or None when it has no repository this client can read."""
@@ -105,6 +109,8 @@ class GitHubLandscapeClient:
         if repo is None:
             return None
         info = self._fetch(f"{GITHUB_API}/repos/{repo}")
+        if info is None:
+            raise UpstreamUnavailable(f"GitHub has no repository {repo}")
         release = self._fetch(f"{GITHUB_API}/repos/{repo}/releases/latest")
         latest = None
         if isinstance(release, dict) and release.get("tag_name"):
@@ -118,8 +124,47 @@ class GitHubLandscapeClient:
             latest_release=latest,
             tags=[latest] if latest else [],
             archived=bool(info.get("archived")) if isinstance(info, dict) else None,
-            cncf_status=self._cncf().get(meta.repository.rstrip("/").lower(), CncfStatus.NONE),
+            # a repository the landscape does not list says nothing: Kubernetes SIG projects share
+            # Kubernetes' status, vendor projects are simply absent
+            cncf_status=self._cncf().get(meta.repository.rstrip("/").lower()),
         )
+
+
+class RecordedFetch:
+    """`fetch` for tests and offline runs: URL -> recorded body from `<directory>/responses.json`
+    (JSON bodies as JSON, the landscape file as a string)."""
+
+    def __init__(self, directory: Path):
+        path = Path(directory) / "responses.json"
+        self._responses = json.loads(path.read_text(encoding="utf-8"))
+
+    def __call__(self, url: str) -> Any:
+        if url not in self._responses:
+            raise UpstreamUnavailable(f"no recorded response for {url}")
+        return self._responses[url]
+
+
+def http_fetch(token: str | None = None, timeout: float = 20.0) -> Fetch:
+    """`fetch` for production: GitHub's REST API (a token raises the rate limit) and raw files."""
+    import urllib.error
+    import urllib.request
+
+    def fetch(url: str) -> Any:
+        headers = {"Accept": "application/vnd.github+json", "User-Agent": "gpu-placement-atlas"}
+        if token and url.startswith(GITHUB_API):
+            headers["Authorization"] = f"Bearer {token}"
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout) as response:
+                body = response.read().decode("utf-8")
+        except urllib.error.HTTPError as exc:
+            if exc.code == 404:
+                return None  # no release yet, or no such repository
+            raise UpstreamUnavailable(f"{url}: HTTP {exc.code}") from None
+        except (urllib.error.URLError, TimeoutError) as exc:
+            raise UpstreamUnavailable(f"{url}: {exc}") from None
+        return body if url == LANDSCAPE_URL else json.loads(body)
+
+    return fetch
 
 
 def landscape_statuses(text: str) -> dict[str, CncfStatus]:
@@ -129,9 +174,9 @@ def landscape_statuses(text: str) -> dict[str, CncfStatus]:
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
-            item = node.get("item") if isinstance(node.get("item"), dict) else None
-            if item and item.get("repo_url") and item.get("project") in {"sandbox", "incubating", "graduated"}:
-                found[str(item["repo_url"]).rstrip("/").lower()] = CncfStatus(item["project"])
+            # landscape.yml writes each entry as `- item:` followed by its fields on the same mapping
+            if "item" in node and node.get("repo_url") and node.get("project") in {"sandbox", "incubating", "graduated"}:
+                found[str(node["repo_url"]).rstrip("/").lower()] = CncfStatus(node["project"])
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):

@@ -36,7 +36,13 @@ from placement.filtersets import ProjectFilterSet
 from placement.models import Capability, Layer, Map, Project, ProjectLayer, Revision
 from placement.selectors.review import revisions_visible_to
 from placement.rules import builtin_rules
-from placement.selectors.catalog import catalog_version, catalog_vocabulary, project_document, project_list_queryset
+from placement.selectors.catalog import (
+    catalog_version,
+    catalog_vocabulary,
+    landscape_stale,
+    project_document,
+    project_list_queryset,
+)
 from placement.selectors.evidence import builtin_scenarios
 from placement.services import review as review_services
 
@@ -241,8 +247,10 @@ class ProjectDetailView(AtlasViewMixin, generics.GenericAPIView):
     @extend_schema(responses=ProjectDetail, description="The whole one-page template of a project and its state.")
     def get(self, request, slug: str):
         project = get_object_or_404(Project, slug=slug)
-        data = project_document(project).model_dump(mode="json")
+        doc = project_document(project)
+        data = doc.model_dump(mode="json")
         data.update(
+            stale=landscape_stale(doc.placement.landscape),
             version=project.version,
             accepted=project.accepted,
             updated_at=project.updated_at.isoformat().replace("+00:00", "Z"),

@@ -51,9 +51,10 @@ KUBERNETES_CORE = ["kube-scheduler", "kubernetes-workload-api", "dra", "device-p
 def test_kubernetes_1_37_is_the_release_the_core_entries_describe(documents):
     for slug in KUBERNETES_CORE:
         assert documents[slug].placement.landscape.latest_release.version == "v1.37.0", slug
-    # Workload and PodGroup (gang scheduling) are beta in 1.37: kube-scheduler now places gangs.
-    assert "gang-scheduling" in documents["kube-scheduler"].placement.capabilities
+    # Workload and PodGroup (gang scheduling) are beta in 1.37: kube-scheduler places gangs through them.
+    assert "beta in kubernetes 1.37" in text_of(documents["kube-scheduler"])
     assert "beta" in text_of(documents["kubernetes-workload-api"])
+    assert "gang-scheduling" in documents["kubernetes-workload-api"].placement.capabilities
 
 
 def _recorded(repository: str) -> dict | None:
@@ -86,7 +87,8 @@ def test_time_slicing_does_not_promise_the_devices_field(documents):
 def test_prerequisites_and_modes_upstream_documents(documents):
     isolator = text_of(documents["kai-resource-isolator"])
     assert "v0.17" in isolator and "hamicore" in isolator
-    vgpu = documents["volcano-vgpu-device-plugin"].placement
-    assert "mig_instance" in vgpu.resource_units and "mig" in text_of(documents["volcano-vgpu-device-plugin"])
+    vgpu = documents["volcano-vgpu-device-plugin"]
+    assert "dynamic mig mode" in text_of(vgpu)
+    assert any("dynamic MIG" in s.title and s.checked for s in vgpu.placement.sources)
     assert "aws and azure providers" not in text_of(documents["karpenter"])
     assert "providers" in text_of(documents["karpenter"])

@@ -151,10 +151,13 @@ def test_a_release_a_year_older_than_as_of_needs_a_note(tmp_path):
 
 def test_a_requires_that_the_entry_calls_an_option_is_refused(tmp_path):
     directory = copy_catalog(tmp_path)
+    # the audit's defects: Grove "requires" KAI, Dynamo "requires" Grove, each text naming the alternatives
     edit(directory, "grove", lambda p: p["dependencies"]["requires"].append("kai-scheduler"))
+    edit(directory, "nvidia-dynamo", lambda p: p["dependencies"]["requires"].append("grove"))
     found = findings(directory)
     assert any(f.startswith("grove.yaml: placement.dependencies.requires[0]: requires 'kai-scheduler', but the entry's own "
                             "text makes it an option:") for f in found), found
+    assert any(f.startswith("nvidia-dynamo.yaml: placement.dependencies.requires[0]: requires 'grove'") for f in found), found
 
 
 def test_a_release_the_recorded_upstream_tags_do_not_list_is_refused(tmp_path):

@@ -8,16 +8,18 @@ from placement.rules.compare import compare_pair
 
 
 def test_kube_scheduler_asked_for_gang_scheduling_is_no_misuse_from_1_37(graph):
+    # Kubernetes 1.37 took the Workload and PodGroup APIs to beta: kube-scheduler places a PodGroup
+    # all-or-nothing through the API it serves, so asking it for gangs is no longer a misuse.
     verdict = check_misuse(graph, "kube-scheduler", "gang-scheduling")
     assert not verdict.is_misuse
     assert verdict.status == MisuseStatus.PROVIDED
+    assert "Kubernetes Workload API" in verdict.reason
 
 
-def test_a_gang_class_keeps_the_default_scheduler_as_a_candidate(graph):
-    gang = {"name": "train", "kind": "training", "replicas": 4, "gpus_per_replica": 8, "gpu_memory_gib": 40, "gang": True}
-    result = compose(graph, ComposeRequest(workloads=[gang], constraints={"keep_default_scheduler": True}))
-    assert result.feasible, result.failures
-    assert not any(w.project == "kube-scheduler" and "gang" in w.reason for w in result.why_not)
+def test_a_scheduler_that_serves_no_gang_api_is_still_asked_the_wrong_thing(graph):
+    # the API route is kube-scheduler's own: a component that merely requires it gains nothing
+    verdict = check_misuse(graph, "trimaran", "gang-scheduling")
+    assert verdict.is_misuse
 
 
 def test_grove_runs_without_kai_on_another_gang_scheduler(graph):
