@@ -92,3 +92,14 @@ def test_prerequisites_and_modes_upstream_documents(documents):
     assert any("dynamic MIG" in s.title and s.checked for s in vgpu.placement.sources)
     assert "aws and azure providers" not in text_of(documents["karpenter"])
     assert "providers" in text_of(documents["karpenter"])
+
+
+NEW_IN_2026 = {"nvidia-topograph", "kaito", "amd-gpu-operator", "amd-device-plugin", "llm-d-router", "soperator", "slurm-bridge"}
+
+
+def test_the_projects_that_matter_in_2026_are_in_with_a_read_source_for_release_and_licence(documents):
+    assert NEW_IN_2026 <= set(documents), NEW_IN_2026 - set(documents)
+    for slug in NEW_IN_2026:
+        sources = documents[slug].placement.sources
+        for fact in ("landscape.latest_release", "landscape.license"):
+            assert any(s.read and fact in s.supports for s in sources), (slug, fact)
