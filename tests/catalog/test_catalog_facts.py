@@ -94,7 +94,7 @@ def test_prerequisites_and_modes_upstream_documents(documents):
     assert "providers" in text_of(documents["karpenter"])
 
 
-NEW_IN_2026 = {"nvidia-topograph", "kaito", "amd-gpu-operator", "amd-device-plugin", "llm-d-router", "soperator", "slurm-bridge"}
+NEW_IN_2026 = {"nvidia-topograph", "kaito", "amd-gpu-operator", "amd-device-plugin", "llm-d-router", "soperator", "slurm-bridge", "dranet"}
 
 
 def test_the_projects_that_matter_in_2026_are_in_with_a_read_source_for_release_and_licence(documents):
