@@ -204,6 +204,9 @@ ATLAS_RUN_QUEUE_TIMEOUT = int(os.environ.get("ATLAS_RUN_QUEUE_TIMEOUT", "21600")
 # resubmission) sends a run still queued this long after its last send again, with the same task
 # id; a broker restarted without persistence loses nothing accepted (docs/deploy.md "Broker").
 ATLAS_RUN_RESEND_AFTER = int(os.environ.get("ATLAS_RUN_RESEND_AFTER", "180"))
+# Catalog entries whose facts (landscape as_of, derived from the sources read) are older than this
+# are marked stale on their pages and in the API; `manage.py refresh_catalog` files what changed.
+ATLAS_CATALOG_STALE_DAYS = int(os.environ.get("ATLAS_CATALOG_STALE_DAYS", "365"))
 # The run page's verdict band (~60 short simulations) is computed in a task stopped after this (s).
 ATLAS_BAND_TIME_LIMIT = int(os.environ.get("ATLAS_BAND_TIME_LIMIT", "120"))
 

@@ -155,6 +155,8 @@ class ProjectForm(forms.Form):
                 Column("url", "Address of the upstream page (https://...)", "url", wide=True),
                 Column("section", "Or, for a book chapter or reference note: its chapter and section", wide=True),
                 Column("tag", "Evidence grade", "select", SOURCE_TAG_CHOICES, SourceTag.VERIFIED.value),
+                Column("supports", "Fields it supports, comma-separated (e.g. promise, landscape.license)", wide=True),
+                Column("checked", "Read on (YYYY-MM-DD)"),
             ],
             add_label="Add a source",
             noun="source",
@@ -171,7 +173,12 @@ class ProjectForm(forms.Form):
     landscape_release_date = forms.CharField(required=False, label="Latest release date", help_text="YYYY-MM-DD")
     landscape_kubernetes_versions = forms.CharField(required=False, label="Kubernetes versions needed")
     landscape_archived = forms.BooleanField(required=False, label="Archived upstream")
-    landscape_as_of = forms.CharField(required=False, label="Landscape facts as of", help_text="YYYY-MM-DD")
+    landscape_as_of = forms.CharField(
+        required=False, label="Landscape facts as of",
+        help_text="YYYY-MM-DD; leave empty to take the day of the newest source read",
+    )
+    landscape_note = forms.CharField(
+        required=False, label="Landscape note", help_text="Why a latest release over a year old is still the latest, if it is.")
     landscape_evidence = forms.ChoiceField(
         required=False, label="Landscape evidence grade", choices=[("", "---")] + [(t.value, t.value) for t in SourceTag]
     )
@@ -239,7 +246,8 @@ class ProjectForm(forms.Form):
             "bundles": list(p.bundles),
             "conflicts_with": list(p.conflicts_with),
             "sources": [
-                {"title": s.title, "url": s.url or "", "section": s.section or "", "tag": s.tag.value if s.tag else ""}
+                {"title": s.title, "url": s.url or "", "section": s.section or "", "tag": s.tag.value if s.tag else "",
+                 "supports": ", ".join(s.supports), "checked": s.checked.isoformat() if s.checked else ""}
                 for s in p.sources
             ],
         }
@@ -252,7 +260,8 @@ class ProjectForm(forms.Form):
                 "landscape_release_version": meta.latest_release.version,
                 "landscape_release_date": meta.latest_release.date.isoformat(),
                 "landscape_kubernetes_versions": meta.kubernetes_versions, "landscape_archived": meta.archived,
-                "landscape_as_of": meta.as_of.isoformat(), "landscape_evidence": meta.evidence.value,
+                "landscape_as_of": meta.as_of.isoformat() if meta.as_of else "", "landscape_evidence": meta.evidence.value,
+                "landscape_note": meta.note or "",
             })
         for map_slug, placed in p.maps.items():
             initial[f"map_{map_slug}_primary"] = placed.primary
@@ -281,7 +290,11 @@ class ProjectForm(forms.Form):
         misuses = rows("misuses", "capability", "expectation", "why")
         # A source cites an upstream page (url) or a book chapter / reference note (section); an
         # empty part or grade is absent from the document, as in the YAML.
-        sources = [{k: v for k, v in row.items() if v or k == "title"} for row in rows("sources", "title", "url", "section", "tag")]
+        sources = [{k: v for k, v in row.items() if v or k == "title"}
+                   for row in rows("sources", "title", "url", "section", "tag", "supports", "checked")]
+        for source in sources:
+            if isinstance(source.get("supports"), str):
+                source["supports"] = [f.strip() for f in source["supports"].split(",") if f.strip()]
         return {
             "slug": data.get("slug", ""),
             "name": data.get("name", ""),
@@ -317,7 +330,7 @@ class ProjectForm(forms.Form):
         }
 
     _LANDSCAPE_TEXT = ("license", "repository", "cncf_status", "vendor", "release_version", "release_date",
-                       "kubernetes_versions", "as_of", "evidence")
+                       "kubernetes_versions", "as_of", "evidence", "note")
 
     def _landscape(self, data: dict[str, Any]) -> dict[str, Any]:
         values = {k: (data.get(f"landscape_{k}") or "").strip() for k in self._LANDSCAPE_TEXT}
@@ -328,7 +341,8 @@ class ProjectForm(forms.Form):
             "vendor": values["vendor"],
             "latest_release": {"version": values["release_version"], "date": values["release_date"]},
             "kubernetes_versions": values["kubernetes_versions"], "archived": bool(data.get("landscape_archived")),
-            "as_of": values["as_of"], "evidence": values["evidence"],
+            "as_of": values["as_of"] or None, "evidence": values["evidence"],
+            **({"note": values["note"]} if values["note"] else {}),
         }}
 
     # --- pydantic error -> form field --------------------------------------------------------------

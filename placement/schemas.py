@@ -113,22 +113,53 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, use_enum_values=False)
 
 
+# The template fields a source can support (`Source.supports`): the placement's own fields and the
+# landscape facts one by one, so a reader sees which source backs the licence and which the release.
+SUPPORTABLE_FIELDS = (
+    "summary", "maps", "resource_units", "enforcement_points", "promise", "non_promise", "costs", "observability",
+    "dependencies", "failure_modes", "contract_points", "capabilities", "denied_capabilities", "misuses", "bundles",
+    "conflicts_with", "landscape.license", "landscape.repository", "landscape.cncf_status", "landscape.vendor",
+    "landscape.latest_release", "landscape.kubernetes_versions", "landscape.archived",
+)
+# Grades that count as having read the source (U is recalled, not read).
+READ_GRADES = frozenset({SourceTag.VERIFIED, SourceTag.VERIFIED_CODE, SourceTag.DERIVED, SourceTag.SECONDARY})
+
+
 class Source(_Strict):
     """Where a fact comes from: an upstream page by URL, or a book chapter / reference note by
     title and section (files beside the project are not part of it, so a path is no citation).
     A source without a grade is accepted here so that `lint_catalog` can name it; the shipped
-    catalog must grade every source."""
+    catalog must grade every source. `supports` names the template fields it backs and `checked`
+    the day it was read (for a git snapshot: the snapshot's date); the entry's `as_of` is derived
+    from them."""
 
     title: ShortText
     url: Annotated[str, StringConstraints(pattern=r"^https?://\S+$", max_length=1000)] | None = None
     section: ShortText | None = Field(None, description="chapter and section when the source is cited by title")
     tag: SourceTag | None = Field(None, description="evidence grade; lint_catalog rejects a source without one")
+    supports: list[str] = Field(default_factory=list, description="template fields this source backs, e.g. landscape.license")
+    checked: dt.date | None = Field(None, description="the day the source was read (YYYY-MM-DD)")
+
+    @field_validator("supports")
+    @classmethod
+    def _known_fields(cls, value: list[str]) -> list[str]:
+        unknown = [f for f in value if f not in SUPPORTABLE_FIELDS]
+        if unknown:
+            raise ValueError(f"unknown field {unknown[0]!r} (known: {', '.join(SUPPORTABLE_FIELDS)})")
+        if len(set(value)) != len(value):
+            raise ValueError("values repeat")
+        return value
 
     @model_validator(mode="after")
     def _cited_somewhere(self) -> "Source":
         if not self.url and not self.section:
             raise ValueError("a source needs a url (upstream page) or a section (book chapter or reference note)")
         return self
+
+    @property
+    def read(self) -> bool:
+        """Read on a known day with a grade that means it was read (not recalled)."""
+        return self.checked is not None and self.tag in READ_GRADES
 
 
 class CncfStatus(StrEnum):
@@ -153,8 +184,10 @@ class Landscape(_Strict):
     latest_release: Release = Field(description="newest release known on the as_of date")
     kubernetes_versions: ShortText = Field(description="the Kubernetes versions it needs, e.g. '>= 1.32'")
     archived: bool = Field(False, description="no longer maintained upstream; hidden from the map unless asked for")
-    as_of: dt.date = Field(description="the date of the evidence these facts come from")
+    as_of: dt.date | None = Field(
+        None, description="the date of the evidence these facts come from; derived from the newest read source when left out")
     evidence: SourceTag = Field(description="grade of these facts: V read upstream, D derived from a stored snapshot, U recalled")
+    note: ShortText | None = Field(None, description="why a latest release far older than as_of is still right (e.g. no release since)")
 
 
 class Costs(_Strict):
@@ -235,6 +268,12 @@ class Placement(_Strict):
         return value
 
     @model_validator(mode="after")
+    def _derive_as_of(self) -> "Placement":
+        if self.landscape is not None and self.landscape.as_of is None:
+            self.landscape.as_of = newest_read(self.sources)
+        return self
+
+    @model_validator(mode="after")
     def _check_vocabulary(self, info: ValidationInfo) -> "Placement":
         vocabulary = vocabulary_from(info)
         errors = vocabulary.placement_errors(self)
@@ -249,6 +288,17 @@ class Placement(_Strict):
     def layers_on(self, map_slug: str) -> list[str]:
         placed = self.maps.get(map_slug)
         return [placed.primary, *placed.secondary] if placed else []
+
+
+def newest_read(sources: list[Source]) -> dt.date | None:
+    """The day of the newest source read with a grade: what an entry's `as_of` may claim at most."""
+    return max((s.checked for s in sources if s.read), default=None)
+
+
+def sources_by_field(sources: list[Source]) -> dict[str, list[Source]]:
+    """Field -> the sources that support it, in template order (the project page lists them)."""
+    found = {f: [s for s in sources if f in s.supports] for f in SUPPORTABLE_FIELDS}
+    return {f: backing for f, backing in found.items() if backing}
 
 
 def units_served(placement: dict) -> list[str]:

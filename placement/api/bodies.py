@@ -43,6 +43,7 @@ class ProjectDetail(ProjectDocument):
     version: int = Field(description="Number of accepted revisions; 0 for a proposed project not accepted yet.")
     accepted: bool = Field(description="False while a new project awaits review (it is not on the map yet).")
     updated_at: datetime
+    stale: bool = Field(description="Its facts (landscape as_of) are older than ATLAS_CATALOG_STALE_DAYS: re-read them.")
     url: str
     revisions_url: str
 

@@ -33,7 +33,12 @@ from placement.models import Capability, Layer, Map, Project, ProjectLayer, Revi
 from placement.page_cache import cached_payload, catalog_read
 from placement.selectors.review import revisions_visible_to
 from placement.rules import builtin_rules
-from placement.selectors.catalog import catalog_vocabulary, project_document, project_list_queryset
+from placement.selectors.catalog import (
+    catalog_vocabulary,
+    landscape_stale,
+    project_document,
+    project_list_queryset,
+)
 from placement.selectors.evidence import builtin_scenarios
 from placement.services import review as review_services
 
@@ -202,8 +207,10 @@ class ProjectDetailView(AtlasViewMixin, generics.GenericAPIView):
         project = Project.objects.filter(slug=slug).first()
         if project is None:
             return None
-        data = project_document(project).model_dump(mode="json")
+        doc = project_document(project)
+        data = doc.model_dump(mode="json")
         data.update(
+            stale=landscape_stale(doc.placement.landscape),
             version=project.version,
             accepted=project.accepted,
             updated_at=project.updated_at.isoformat().replace("+00:00", "Z"),

@@ -9,6 +9,7 @@ from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from placement.selectors.catalog import landscape_stale
 from placement.models import Capability, Layer, Map, ProjectLayer, Revision, SimulationRun, Stack
 from placement.rules.models import ComposeRequest
 from placement.rules.models import Stack as RankedStack
@@ -108,6 +109,7 @@ class ProjectListSerializer(serializers.Serializer):
         allow_null=True,
         help_text="License, repository, CNCF status, vendor, latest release, Kubernetes versions, archived, as_of, evidence.",
     )
+    stale = serializers.BooleanField(help_text="Its facts are older than ATLAS_CATALOG_STALE_DAYS (landscape as_of).")
     updated_at = serializers.DateTimeField()
     url = serializers.CharField()
 
@@ -128,6 +130,7 @@ def project_row(row: dict, layers: list[dict]) -> dict:
         "enforcement_points": row["enforcement_points"] or [],
         "capabilities": row["capabilities"] or [],
         "landscape": row.get("landscape"),
+        "stale": landscape_stale(row.get("landscape")),
         "updated_at": row["updated_at"].isoformat().replace("+00:00", "Z"),
         "url": f"/api/v1/projects/{row['slug']}/",
     }

@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db.models import Count, Max, Prefetch, QuerySet
+from django.utils import timezone
 
+from placement.catalog_lint import is_stale
 from placement.models import Capability, Layer, Map, Project, ProjectLayer
 from placement.schemas import (
     ENFORCEMENT_POINT_LABELS,
     RESOURCE_UNIT_LABELS,
     CapabilityDefinition,
     CatalogVocabulary,
+    Landscape,
     LayerDefinition,
     MapDefinition,
     Placement,
     ProjectDocument,
     builtin_vocabulary,
+    sources_by_field,
 )
 
 
@@ -95,6 +101,14 @@ def project_list_queryset() -> QuerySet[Project]:
     )
 
 
+def landscape_stale(meta: Landscape | dict | None) -> bool:
+    """Whether an entry's facts are older than ATLAS_CATALOG_STALE_DAYS (page and API)."""
+    if isinstance(meta, dict):  # a stored placement's landscape (the list reads JSON, not documents)
+        meta = Landscape.model_construct(archived=bool(meta.get("archived")),
+                                         as_of=dt.date.fromisoformat(meta["as_of"]) if meta.get("as_of") else None)
+    return is_stale(meta, timezone.now().date(), settings.ATLAS_CATALOG_STALE_DAYS)
+
+
 def project_template_context(doc: ProjectDocument) -> dict:
     """What the one-page template (`_project_template.html`) shows of a document, with labels."""
     vocabulary = catalog_vocabulary()
@@ -111,6 +125,8 @@ def project_template_context(doc: ProjectDocument) -> dict:
     return {
         "doc": doc,
         "p": doc.placement,
+        "field_sources": list(sources_by_field(doc.placement.sources).items()),
+        "stale": landscape_stale(doc.placement.landscape),
         "placements": placements,
         "unit_labels": {u.value: RESOURCE_UNIT_LABELS[u] for u in RESOURCE_UNIT_LABELS},
         "enforcement_labels": {e.value: ENFORCEMENT_POINT_LABELS[e] for e in ENFORCEMENT_POINT_LABELS},

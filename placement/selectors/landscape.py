@@ -71,7 +71,7 @@ def landscape_row(doc: ProjectDocument) -> dict[str, str]:
             "license": meta.license, "repository": meta.repository, "cncf_status": meta.cncf_status.value,
             "vendor": meta.vendor, "latest_release": meta.latest_release.version,
             "release_date": meta.latest_release.date.isoformat(), "kubernetes_versions": meta.kubernetes_versions,
-            "archived": "yes" if meta.archived else "no", "as_of": meta.as_of.isoformat(), "evidence": meta.evidence.value,
+            "archived": "yes" if meta.archived else "no", "as_of": meta.as_of.isoformat() if meta.as_of else "", "evidence": meta.evidence.value,
         })
     return {column: row.get(column, "") for column in CSV_COLUMNS}
 

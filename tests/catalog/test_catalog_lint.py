@@ -107,3 +107,62 @@ def test_import_refuses_a_catalog_that_fails_lint_and_writes_nothing(tmp_path):
         call_command("import_catalog", str(directory), stderr=err)
     assert "volcano.yaml: placement.capabilities" in err.getvalue()
     assert sorted(Project.objects.values_list("slug", "version")) == before
+
+
+# --- issue 33: a date cannot stand in for reading ---------------------------------------------------
+
+
+def test_an_as_of_newer_than_the_newest_source_read_is_refused(tmp_path):
+    directory = copy_catalog(tmp_path)
+    edit(directory, "kueue", lambda p: p["landscape"].update(as_of="2026-12-01"))  # the bump that silenced the check
+    found = findings(directory, today=dt.date(2026, 12, 3))
+    assert any(f.startswith("kueue.yaml: placement.landscape.as_of: 2026-12-01 is newer than the newest source read (")
+               and f.endswith("as_of comes from the sources, not from a typed date") for f in found), found
+
+
+def test_recalled_facts_with_a_recent_date_are_refused(tmp_path):
+    directory = copy_catalog(tmp_path)
+    edit(directory, "kueue", lambda p: p["landscape"].update(evidence="U"))
+    found = findings(directory)
+    assert any(f.startswith("kueue.yaml: placement.landscape.evidence: recalled facts (U) carry a recent as_of") for f in found), found
+
+
+def test_evidence_v_needs_a_read_upstream_source_for_a_landscape_fact(tmp_path):
+    directory = copy_catalog(tmp_path)
+
+    def unread(p):
+        for source in p["sources"]:
+            source.pop("checked", None)
+        p["sources"].append({"title": "Read once", "url": "https://example.org/", "tag": "S", "checked": "2026-08-01"})
+        p["landscape"].update(evidence="V", as_of="2026-08-01")
+    edit(directory, "kueue", unread)
+    found = findings(directory)
+    assert "kueue.yaml: placement.landscape.evidence: 'V' but no source read upstream (V or V-code, checked) supports a landscape fact" in found
+    assert "kueue.yaml: placement.landscape.latest_release: no source read on a known day supports it (supports + checked)" in found
+
+
+def test_a_release_a_year_older_than_as_of_needs_a_note(tmp_path):
+    directory = copy_catalog(tmp_path)
+    edit(directory, "gpushare-scheduler-extender", lambda p: p["landscape"].pop("note"))
+    found = findings(directory)
+    assert any(f.startswith("gpushare-scheduler-extender.yaml: placement.landscape.latest_release: v0.2.0 of 2022-11-25 "
+                            "is more than 365 days older than as_of") for f in found), found
+
+
+def test_a_requires_that_the_entry_calls_an_option_is_refused(tmp_path):
+    directory = copy_catalog(tmp_path)
+    # the audit's defects: Grove "requires" KAI, Dynamo "requires" Grove, each text naming the alternatives
+    edit(directory, "grove", lambda p: p["dependencies"]["requires"].append("kai-scheduler"))
+    edit(directory, "nvidia-dynamo", lambda p: p["dependencies"]["requires"].append("grove"))
+    found = findings(directory)
+    assert any(f.startswith("grove.yaml: placement.dependencies.requires[0]: requires 'kai-scheduler', but the entry's own "
+                            "text makes it an option:") for f in found), found
+    assert any(f.startswith("nvidia-dynamo.yaml: placement.dependencies.requires[0]: requires 'grove'") for f in found), found
+
+
+def test_a_release_the_recorded_upstream_tags_do_not_list_is_refused(tmp_path):
+    directory = copy_catalog(tmp_path)
+    edit(directory, "grove", lambda p: p["landscape"].update(latest_release={"version": "v0.1.0", "date": "2025-11-01"}))
+    found = findings(directory)
+    assert any(f.startswith("grove.yaml: placement.landscape.latest_release.version: 'v0.1.0' is not a release tag of "
+                            "https://github.com/ai-dynamo/grove") for f in found), found

@@ -19,7 +19,9 @@ def test_every_entry_carries_landscape_metadata():
 
 def test_list_filters_by_cncf_status_and_upstream_status(client):
     html = client.get("/projects/?cncf=sandbox").content.decode()
-    assert "HAMi" in html and "KAI Scheduler" in html and "Kueue" not in html
+    assert "KAI Scheduler" in html and "llm-d" in html and "Kueue" not in html
+    # HAMi moved from Sandbox to Incubating in July 2026 (cncf/landscape PR 4896)
+    assert "HAMi" in client.get("/projects/?cncf=incubating").content.decode()
     archived = client.get("/projects/?status=archived").content.decode()
     assert "nos" in archived and "Volcano" not in archived
 
