@@ -47,7 +47,7 @@ def compose_field_labels() -> list[dict[str, str]]:
         for name, path in _COMPOSE_PATHS.items()
     ]
     rows += [
-        {"path": f"workloads[].{name}", "label": f"Workload classes: {field.label}", "values": _values(field)}
+        {"path": f"workloads[].{name}", "label": f"Workload classes: {str(field.label).removesuffix(' *')}", "values": _values(field)}
         for name, field in WorkloadClassForm.base_fields.items()
     ]
     return rows

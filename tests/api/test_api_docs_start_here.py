@@ -20,7 +20,8 @@ def test_api_docs_start_with_the_header_the_token_and_examples(client):
 def test_api_docs_list_the_compose_labels_beside_the_field_names(client):
     html = client.get("/api/docs/").content.decode()
     assert "<code>slo.goal</code></td><td>Goal</td><td>latency_sensitive = latency-sensitive, throughput_first = throughput-first" in html
-    assert "<code>workloads[].gpus_per_replica</code></td><td>Workload classes: GPUs per replica (&lt;1 = share)" in html
+    assert "<code>workloads[].gpus_per_replica</code></td><td>Workload classes: GPUs per replica (&lt;1 = share; blank: from memory)" in html
+    assert "<code>workloads[].replicas</code></td><td>Workload classes: Replicas</td>" in html
     assert "<code>pool.mig_capable</code></td><td>MIG capable</td><td>true = yes, false = no" in html
 
 
