@@ -231,3 +231,48 @@ def test_the_map_html_and_the_api_json_travel_compressed(client, url):
 
 def _TOKENLESS(body: bytes) -> bytes:
     return re.sub(rb'"X-CSRFToken": "[A-Za-z0-9]+"', b"", body)
+
+
+# --- no per-row query in serializers -------------------------------------------------------------
+
+
+def _add_rows(n: int, architect) -> None:
+    from placement.models import DecisionRecord, SimulationRun, Stack
+
+    for i in range(n):
+        stack = Stack.objects.create(name=f"s{i}", profile="training", composition={"components": ["kueue"]}, created_by=architect)
+        SimulationRun.objects.create(stack=stack, scenario_name="x", scenario={}, seed=i, fingerprint=f"f{i}", created_by=architect)
+        DecisionRecord.objects.create(title=f"d{i}", reason="r", author=architect)
+        review.revision_propose(
+            Project.objects.get(slug="kueue"),
+            ProjectDocument.model_validate({**_kueue(), "summary": f"change {i}"}),
+            user=architect, reason=f"change {i}",
+        )  # fmt: skip
+
+
+def _kueue() -> dict:
+    from placement.selectors.catalog import project_document
+
+    return project_document(Project.objects.get(slug="kueue")).model_dump(mode="json")
+
+
+@pytest.mark.parametrize(
+    "url", ["/api/v1/stacks/", "/api/v1/simulations/", "/api/v1/decisions/", "/api/v1/revisions/", "/api/v1/projects/kueue/revisions/"]
+)
+def test_a_list_endpoint_runs_as_many_queries_for_many_rows_as_for_one(url, architect):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client()
+    client.force_login(architect)
+
+    def count() -> int:
+        client.get(url)  # the session, the rules graph: warmed once
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(url).status_code == 200
+        return len(ctx.captured_queries)
+
+    _add_rows(1, architect)
+    one = count()
+    _add_rows(6, architect)
+    assert count() == one
