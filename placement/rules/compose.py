@@ -54,6 +54,7 @@ from placement.rules.contracts import (
 from placement.rules.data import SlotName
 from placement.rules.explain import (
     distinct_titles,
+    grouped_reasons,
     explain_score,
     stack_title,
     to_stack,
@@ -417,7 +418,7 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict, budget: SearchB
         stacks=stacks,
         failures=failures,
         notes=ctx.notes,
-        excluded=[f"{reason} ({n} combination{'s' if n != 1 else ''})" for reason, n in excluded.most_common(10)],
+        excluded=[f"{reason} ({n} combination{'s' if n != 1 else ''})" for reason, n in grouped_reasons(excluded)[:10]],
         combinations_checked=checked,
         workloads=ctx.workloads,
         why_not=why_not(ctx, stacks),

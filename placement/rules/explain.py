@@ -272,3 +272,29 @@ def why_not(ctx: Context, stacks: list[Stack]) -> list[WhyNot]:
             f"constraints.require: [{slug}] to see its best stack)." if stacks else
             f"{possible}no stack holds under this request (see the failures).")))
     return out
+
+
+def grouped_reasons(counts) -> list[tuple[str, int]]:
+    """(reason, combinations), most frequent first, with one reason said once for all the schedulers
+    it names: "... so volcano, yunikorn and kai-scheduler's policy never sees them" instead of one line
+    per scheduler (issue 32: `excluded` repeated one reason per scheduler six times). Reasons group
+    when they differ only in one possessive name (X's); other reasons keep their own counts."""
+    groups: dict[tuple, list[str]] = {}
+    for reason in counts:
+        words = reason.split(" ")
+        for i, word in enumerate(words):
+            if word.endswith("'s") and len(word) > 2:
+                groups.setdefault((i, tuple(words[:i]), tuple(words[i + 1:])), []).append(reason)
+    used: set[str] = set()
+    out: list[tuple[str, int]] = []
+    for (i, head, tail), members in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        members = sorted((m for m in members if m not in used), key=lambda m: (-counts[m], m))
+        if len(members) < 2:
+            continue
+        names = [m.split(" ")[i][:-2] for m in members]
+        word = ", ".join(names[:-1]) + " and " + names[-1] + "'s"
+        out.append((" ".join([*head, word, *tail]), sum(counts[m] for m in members)))
+        used.update(members)
+    out.extend((r, n) for r, n in counts.items() if r not in used)
+    out.sort(key=lambda item: -item[1])  # stable: equal counts keep the search's order
+    return out

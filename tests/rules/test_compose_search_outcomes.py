@@ -60,9 +60,11 @@ def test_a_feasible_result_keeps_at_most_ten_counted_exclusions(graph):
     result = _compose(graph, profile="online_inference")
     assert result.feasible and result.failures == []
     assert len(result.excluded) == 10
+    # one reason for six schedulers is said once, naming them (issue 32: it was repeated six times)
     assert result.excluded[0].startswith("Bind fails on the serving pool: two binders - hami's mutating webhook rewrites "
-                                         "spec.schedulerName of GPU pods to hami-scheduler, so volcano's policy never sees them")
-    assert result.excluded[0].endswith("(13 combinations)")
+                                         "spec.schedulerName of GPU pods to hami-scheduler, so volcano, ")
+    assert "'s policy never sees them" in result.excluded[0]
+    assert sum("two binders - hami's" in e for e in result.excluded) == 1
     assert "Quota fails: runai cannot count Memory quota + compute share in quota (10 combinations)" in result.excluded
 
 

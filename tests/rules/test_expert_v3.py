@@ -272,3 +272,11 @@ def test_several_teams_under_kueue_are_offered_cohorts_with_borrowing_and_lendin
     body = {"workloads": [TRAIN], "constraints": {"require": ["kueue"]}}
     result = compose(graph, ComposeRequest.model_validate(body))
     assert any("borrowingLimit" in n and "lendingLimit" in n for n in result.notes), result.notes
+
+
+def test_excluded_says_a_reason_shared_by_several_schedulers_once(graph):
+    # issue 32: "`excluded` repeats one reason per scheduler six times" (HAMi's webhook vs each scheduler);
+    # source: HAMi charts/hami values (the webhook sets schedulerName: hami-scheduler)
+    result = compose(graph, ComposeRequest(profile="online_inference"))
+    webhook = [e for e in result.excluded if "two binders - hami's" in e]
+    assert len(webhook) == 1 and "volcano" in webhook[0] and "kai-scheduler" in webhook[0]
