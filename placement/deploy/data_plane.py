@@ -17,6 +17,11 @@ GFD_PRODUCTS = {
     "A100-SXM4-80GB": "NVIDIA-A100-SXM4-80GB",
     "A100-PCIE-40GB": "NVIDIA-A100-PCIE-40GB",
     "A100-PCIE-80GB": "NVIDIA-A100-80GB-PCIe",
+    # GFD writes the NVML product name with spaces as dashes (H100/H200/B200/L40S names as nvidia-smi prints them)
+    "H100-SXM5-80GB": "NVIDIA-H100-80GB-HBM3",
+    "H200-SXM5-141GB": "NVIDIA-H200",
+    "B200-SXM6-180GB": "NVIDIA-B200",
+    "L40S-PCIE-48GB": "NVIDIA-L40S",
 }
 NVIDIA_PLUGIN_MECHANISMS = ("whole", "mig", "time-slicing", "mps", "kai-fraction")
 

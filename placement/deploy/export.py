@@ -19,13 +19,14 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "stack"
 
 
-def export_scenario(scenario: Scenario, *, stack_name: str | None = None, projects: list[str] | None = None) -> Export:
+def export_scenario(scenario: Scenario, *, stack_name: str | None = None, projects: list[str] | None = None,
+                    plan=None) -> Export:
     """Every file for the scenario's pools and stack; raises ExportError when a target cannot express it."""
     plans = pool_plans(scenario)
     files: list[ExportFile] = []
     files += data_plane_files(scenario, plans)
     files += control_plane_files(scenario, plans)  # may add flavor labels to the pool plans
-    files += workload_files(scenario)
+    files += workload_files(scenario, plan)
     files.sort(key=lambda f: (next(i for i, p in enumerate(APPLY_ORDER + [""]) if f.path.startswith(p)), f.path))
     name = stack_name or scenario.stack.name
     targets = {project: tag for project, (tag, _) in t.UPSTREAM.items()}

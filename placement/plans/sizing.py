@@ -15,6 +15,9 @@ from scheduler_core.hardware import MIB_PER_GIB, GpuSpec, gpu_spec
 # A g-slice instance gets g/7 of the MIG-mode GPU's compute (facts §1.1); a request for a share s
 # needs g/7 >= s. A request for 1 whole GPU (or more) needs the whole card: the 7g profile.
 COMPUTE_SLICES = migmod.COMPUTE_SLICES
+# A slice counts as giving a replica its share when it has at least 85% of it (3g = 0.43 serves a
+# 0.5 share); a whole-GPU request (share 1) still needs 7g, the only profile above 0.85.
+MIG_COMPUTE_SHARE_TOLERANCE = 0.85
 # Node shapes (GPUs per node) a derived pool may use: the 1/2/4/8-GPU shapes cloud GPU machine types
 # come in (e.g. GCP a2-highgpu-1g/2g/4g/8g); 8 = an HGX board, the largest node the rules accept.
 NODE_SHAPES = (1, 2, 4, 8)
@@ -40,7 +43,7 @@ def mig_profile(spec: GpuSpec, memory_gib: float, gpus_per_replica: float) -> Mi
     need_mib = memory_gib * MIB_PER_GIB
     fitting = [
         p for p in migmod.PROFILES[spec.mig_family].values()
-        if not p.media_extensions and p.memory_mib >= need_mib and p.compute_slices >= share * COMPUTE_SLICES - 1e-9
+        if not p.media_extensions and p.memory_mib >= need_mib and p.compute_slices >= share * COMPUTE_SLICES * MIG_COMPUTE_SHARE_TOLERANCE - 1e-9
     ]
     if not fitting:
         return None

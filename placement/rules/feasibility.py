@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from scheduler_core.hardware import UnknownGpuModel, gpu_spec
 
+from placement.plans.sizing import MIG_COMPUTE_SHARE_TOLERANCE as PLAN_TOLERANCE
 from placement.plans.sizing import mig_profile as plan_mig_profile
 from placement.rules.context import (
     TOP_CLUSTER,
@@ -89,7 +90,7 @@ def acceptable_units(ctx: Context, spec: PoolSpec) -> list[ResourceUnit]:
 
 # A slice counts as giving a replica its share of compute when it has at least this much of it:
 # 3g (3/7 = 0.43) is the "half GPU" NVIDIA sizes it as, but 1g (0.14) is not a quarter (assumption).
-MIG_COMPUTE_SHARE_TOLERANCE = 0.85
+MIG_COMPUTE_SHARE_TOLERANCE = PLAN_TOLERANCE  # one rule: placement/plans/sizing.py
 
 
 def _slices(name: str) -> int:
