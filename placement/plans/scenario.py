@@ -10,9 +10,11 @@ from placement.plans.models import Plan
 
 HORIZON = "24h"
 # Traffic shape of the generated day (not part of the plan): a training job every 5 h running 3 h,
-# batch jobs every 40 min running 1 h, 15 requests/s per inference replica at full GPU.
-TRAINING_EVERY, TRAINING_DURATION = "5h", "3h"
-BATCH_EVERY, BATCH_DURATION = "40m", "1h"
+# batch jobs every 40 min running 1 h, 15 requests/s per inference replica at full GPU. Durations are
+# wall-clock on the replica's share: the simulator's duration is work at a full GPU, so a job on a
+# 0.1 share asks 0.1 x its wall-clock time.
+TRAINING_EVERY, TRAINING_HOURS = "5h", 3.0
+BATCH_EVERY, BATCH_HOURS = "40m", 1.0
 RPS_PER_REPLICA = 15
 
 # The simulator models Volcano's vGPU with HAMi's resource names (same memory and core caps).
@@ -70,7 +72,7 @@ def scenario_document(plan: Plan, *, name: str | None = None) -> dict:
             if w.kind == "training":
                 workloads.append({**common, "kind": "training", "name": f"{tenant}", "count": 4,
                                   "arrival": {"at": f"{i * 7}m", "every": TRAINING_EVERY}, "workers": n,
-                                  "gpus_per_worker": whole, "duration": TRAINING_DURATION,
+                                  "gpus_per_worker": whole, "duration": f"{round(TRAINING_HOURS * 3600 * share)}s",
                                   "memory_gib": round(0.9 * w.gpu_memory_gib, 3), "min_available": n if w.gang else 0})
             elif w.kind == "online_inference":
                 workloads.append({**common, "kind": "inference", "name": tenant, "replicas": n, "gpus_per_replica": whole,
@@ -81,7 +83,8 @@ def scenario_document(plan: Plan, *, name: str | None = None) -> dict:
                                   "service_time": {"mean": "20ms", "cv": 0.5}, "slo": {"p99": "200ms"}})
             else:  # batch inference and interactive sessions: n at a time, coming and going
                 workloads.append({**common, "kind": "batch", "name": tenant, "count": n * 3, "gpus_per_worker": whole,
-                                  "arrival": {"at": f"{i * 5}m", "every": BATCH_EVERY}, "duration": BATCH_DURATION,
+                                  "arrival": {"at": f"{i * 5}m", "every": BATCH_EVERY},
+                                  "duration": f"{round(BATCH_HOURS * 3600 * share)}s",
                                   "memory_gib": round(0.9 * w.gpu_memory_gib, 3)})
     control: dict = {"scheduler": plan.scheduler, "admission": plan.admission}
     total_gpus = sum(g.gpus for g in plan.node_groups)
