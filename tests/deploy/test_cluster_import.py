@@ -94,7 +94,7 @@ def test_import_command_writes_the_scenario_only_when_the_whole_snapshot_is_unde
     assert parse_scenario(__import__("yaml").safe_load(out.read_text())).name == "imported-cluster"
     bad_nodes = tmp_path / "nodes.json"
     nodes = json.loads((SAMPLE / "nodes.json").read_text())
-    nodes["items"][3]["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-H100-80GB-HBM3"
+    nodes["items"][3]["metadata"]["labels"]["nvidia.com/gpu.product"] = "Tesla-V100-SXM2-32GB"  # a model the hardware model does not know (H100 is known now)
     bad_nodes.write_text(json.dumps(nodes))
     out2 = tmp_path / "bad.yaml"
     with pytest.raises(CommandError) as exc:
