@@ -69,3 +69,18 @@ def test_mig_parted_entries_carry_the_gpu_models_device_filter(graph):
     document = yaml.safe_load(config["data"]["config.yaml"])
     entries = document["mig-configs"][plan.node_groups[0].data_plane.mig.config]
     assert entries[0]["device-filter"] == "0x233010DE" and entries[0]["mig-devices"] == {"1g.10gb": 7}
+
+
+def test_a_kai_fractions_pool_exports_a_gpu_fraction_pod_instead_of_refusing(graph):
+    from placement.plans.build import build_plan
+    from placement.schemas import ResourceUnit
+
+    result = compose(graph, {"workloads": [{"name": "nb", "kind": "interactive", "replicas": 8, "gpus_per_replica": 0.5,
+                                            "gpu_memory_gib": 8, "tenants": 2}], "slo": {"isolation": "none"},
+                             "constraints": {"require": ["kai-scheduler"]}})
+    stack = result.stacks[0]  # its pool switched to KAI's own fractions
+    pool = stack.pools[0].model_copy(update={"data_plane": "kai-scheduler", "unit": ResourceUnit("fraction")})
+    plan = build_plan(stack.model_copy(update={"pools": [pool]}), result.workloads, result.pool, pool_given=False)
+    assert plan.node_groups[0].data_plane.mechanism == "kai-fraction"
+    pod = _objects(_export(plan), "workloads/")[0]["spec"]["template"]
+    assert pod["metadata"]["annotations"]["gpu-fraction"] == "0.5" and pod["spec"]["schedulerName"] == "kai-scheduler"
