@@ -30,7 +30,6 @@ from placement.models import Stack  # noqa: E402
 from placement.rules import build_graph, compose  # noqa: E402
 from placement.rules.models import ComposeRequest  # noqa: E402
 from placement.selectors.evaluation import run_figures  # noqa: E402
-from placement.services.evaluation import scenario_from_classes  # noqa: E402
 from placement.services.stack_scenario import scenario_for_stack  # noqa: E402
 from scheduler_core.api import simulate  # noqa: E402
 
@@ -58,13 +57,14 @@ def main() -> None:
     t0 = time.perf_counter()
     graph = build_graph(read_catalog_dir(ROOT / "fixtures" / "catalog"))
     result = compose(graph, REQUEST)
-    document = scenario_from_classes(result)
     scenarios = []
     for chosen in result.stacks:
         stack = Stack(name=chosen.title, profile=result.profile, request=REQUEST.model_dump(mode="json"),
                       composition=chosen.model_dump(mode="json"))
-        scenarios.append(scenario_for_stack(stack, scenario_name=None, document=document, seed=1).model_dump(mode="json"))
+        # each stack's own plan (placement/plans/scenario.py)
+        scenarios.append(scenario_for_stack(stack, scenario_name=None, document=None, seed=1).model_dump(mode="json"))
     prepare = time.perf_counter() - t0
+    document = scenarios[0]
     gpus = sum(g["count"] * g["gpus_per_node"] for g in document["pool"]["node_groups"])
     print(f"evaluate bench: {len(scenarios)} stacks, {gpus} GPUs, horizon {document['horizon']}, "
           f"{len(document['workloads'])} workload entries; compose + scenarios {prepare:.2f} s")

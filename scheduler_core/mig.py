@@ -35,8 +35,8 @@ MEMORY_SLICES = 8
 COMPUTE_SLICES = 7
 FULL_GPU_SMS = 108  # deviceQuery "(108) Multiprocessors", facts §1.1 / §7.1
 
-GpuFamily = Literal["a100-40gb", "a100-80gb"]
-GPU_FAMILIES: tuple[str, ...] = ("a100-40gb", "a100-80gb")
+GpuFamily = Literal["a100-40gb", "a100-80gb", "h100-80gb", "h200-141gb", "b200-180gb"]
+GPU_FAMILIES: tuple[str, ...] = ("a100-40gb", "a100-80gb", "h100-80gb", "h200-141gb", "b200-180gb")
 SlotChoice = Literal["lowest", "highest"]
 
 
@@ -59,6 +59,7 @@ class MigProfile:
     copy_engines: int
     decoders: int
     media_extensions: bool  # a "+me" variant (the 1g slice that owns the JPEG/OFA engines)
+    full_sms: int = FULL_GPU_SMS  # SMs of the whole card with MIG off (132 on H100/H200, 148 on B200)
 
     @property
     def resource_name(self) -> str:
@@ -67,8 +68,8 @@ class MigProfile:
 
     @property
     def sm_fraction(self) -> float:
-        """Share of a full (MIG-off) A100's 108 SMs: 3g = 42/108 ≈ 0.39 (facts §1.1 [D])."""
-        return self.sms / FULL_GPU_SMS
+        """Share of the full (MIG-off) card's SMs: A100 3g = 42/108 ≈ 0.39 (facts §1.1 [D])."""
+        return self.sms / self.full_sms
 
 
 # (40GB name, 80GB name, nvml id, g, memory slices, allowed starts, max, SMs,
@@ -84,14 +85,38 @@ _TABLE = [
 ]
 
 
+# Hopper and Blackwell keep the A100's geometry (7 compute / 8 memory slices, the same NVML profile
+# ids, starts and maxima; facts §1.2) with their own names, usable memory and SMs. One row per
+# _TABLE row: (name, SMs, usable MiB). Usable memory is what `nvidia-smi mig -lgip` prints in GiB.
+# - H100-80GB: SMs from real Hopper output (facts §1.2: 16/26/32/60/64/132); usable memory not seen in
+#   real output for the 80 GB part, so the A100-80GB figures are used (same 80 GB, same slices) [U].
+# - H200 141GB: NVIDIA/mig-parted issue #120 `-lgip` (16.00 / 32.25 / 69.50 / 139.75 GiB; 16/26/32/60/64/132 SMs).
+# - B200 180GB: NVIDIA/gpu-operator PR #1351 and mig-parted PR #166 `-lgip` (1g.23gb 20.50 GiB on the
+#   newer driver, 22.00 on the older: the smaller is kept; 1g.45gb/2g.45gb 44.25 GiB; 18/30/36 SMs).
+#   3g.90gb/4g.90gb/7g.180gb rows were cut off in what could be read: 2x and 4x the 1g.45gb figure and
+#   18 SMs per compute slice (148 on 7g, the B200's count) are the named assumption [U].
+_FULL_SMS = {"h100-80gb": 132, "h200-141gb": 132, "b200-180gb": 148}
+_OTHER_FAMILIES: dict[str, list[tuple[str, int, int]]] = {
+    "h100-80gb": [("1g.10gb", 16, 9856), ("1g.10gb+me", 16, 9856), ("1g.20gb", 26, 19968), ("2g.20gb", 32, 19968),
+                  ("3g.40gb", 60, 40192), ("4g.40gb", 64, 40192), ("7g.80gb", 132, 80384)],
+    "h200-141gb": [("1g.18gb", 16, 16384), ("1g.18gb+me", 16, 16384), ("1g.35gb", 26, 33024), ("2g.35gb", 32, 33024),
+                   ("3g.71gb", 60, 71168), ("4g.71gb", 64, 71168), ("7g.141gb", 132, 143104)],
+    "b200-180gb": [("1g.23gb", 18, 20992), ("1g.23gb+me", 18, 20992), ("1g.45gb", 30, 45312), ("2g.45gb", 36, 45312),
+                   ("3g.90gb", 54, 90624), ("4g.90gb", 72, 90624), ("7g.180gb", 148, 181248)],
+}
+
+
 # _build runs once at import, before mutmut switches a mutant on, so no test can kill its mutants;
 # the table it builds is checked field by field against the facts in the MIG tests instead.
 # pragma: no mutate start
 def _build() -> dict[str, dict[str, MigProfile]]:
-    out: dict[str, dict[str, MigProfile]] = {"a100-40gb": {}, "a100-80gb": {}}
-    for (n40, n80, nid, g, mem, starts, mx, sms, mib40, mib80, ce, dec40, dec80, me) in _TABLE:
+    out: dict[str, dict[str, MigProfile]] = {fam: {} for fam in GPU_FAMILIES}
+    for i, (n40, n80, nid, g, mem, starts, mx, sms, mib40, mib80, ce, dec40, dec80, me) in enumerate(_TABLE):
         out["a100-40gb"][n40] = MigProfile(n40, nid, g, mem, starts, mx, sms, mib40, ce, dec40, me)
         out["a100-80gb"][n80] = MigProfile(n80, nid, g, mem, starts, mx, sms, mib80, ce, dec80, me)
+        for fam, rows in _OTHER_FAMILIES.items():
+            name, fsms, mib = rows[i]
+            out[fam][name] = MigProfile(name, nid, g, mem, starts, mx, fsms, mib, ce, dec80, me, _FULL_SMS[fam])
     return out
 # pragma: no mutate end
 
@@ -108,7 +133,10 @@ def family_of(gpu: str) -> GpuFamily:
         return "a100-80gb"
     if key.startswith("a100") and "40" in key:
         return "a100-40gb"
-    raise MigLayoutError(f"unknown GPU {gpu!r}: expected one of {', '.join(GPU_FAMILIES)} or an A100 model name")
+    for prefix in ("h100", "h200", "b200"):
+        if key.startswith(prefix):
+            return next(f for f in GPU_FAMILIES if f.startswith(prefix))  # type: ignore[return-value]
+    raise MigLayoutError(f"unknown GPU {gpu!r}: expected one of {', '.join(GPU_FAMILIES)} or a MIG-capable model name")
 
 
 def profile(family: str, name: str) -> MigProfile:
@@ -119,7 +147,7 @@ def profile(family: str, name: str) -> MigProfile:
         return table[name]
     other = "a100-80gb" if fam == "a100-40gb" else "a100-40gb"
     hint = ""
-    if name in PROFILES[other]:
+    if fam.startswith("a100") and name in PROFILES[other]:
         twin = _TABLE[[r[0] if other == "a100-40gb" else r[1] for r in _TABLE].index(name)]
         hint = f" ({name} is the {other} name; on {fam} use {twin[0] if fam == 'a100-40gb' else twin[1]})"
     raise MigLayoutError(f"unknown MIG profile {name!r} for {fam}{hint}; known: {', '.join(table)}")
@@ -296,8 +324,8 @@ def label_profiles(family: str, label: str) -> list[str] | None:
     if label == "all-enabled":
         return []
     if label == "all-balanced":
-        col = 0 if fam == "a100-40gb" else 1
-        one, two, three = _TABLE[0][col], _TABLE[3][col], _TABLE[4][col]  # 1g, 2g, 3g rows
+        names = list(PROFILES[fam])  # _TABLE order: 1g, 1g+me, 1g double memory, 2g, 3g, 4g, 7g
+        one, two, three = names[0], names[3], names[4]
         return [one, one, two, three]
     if label.startswith("all-"):
         prof = profile(fam, label[4:])

@@ -111,6 +111,8 @@ class NodeGroup(_Model):
     @model_validator(mode="after")
     def _check_mig(self) -> "NodeGroup":
         for n, setting in enumerate(self.mig):
+            if self.spec.mig_family is None and setting.layout != "all-disabled":
+                raise ValueError(f"mig.{n}.layout: {self.gpu} has no MIG mode; leave mig empty on this group")
             if setting.devices != "all":
                 bad = [i for i in setting.devices if i >= self.gpus_per_node]
                 if bad:
@@ -839,7 +841,7 @@ def check_references(sc: Scenario) -> list[tuple[str, str]]:
             errs.append((f"workloads.{i}.node_group", f"unknown node group {w.node_group!r}"))
         if w.unit.mig_profile is not None:
             fams = {g.spec.mig_family for g in sc.pool.node_groups
-                    if w.node_group in (None, g.name)}
+                    if w.node_group in (None, g.name) and g.spec.mig_family}
             if not any(w.unit.mig_profile in migmod.PROFILES[f] for f in fams):
                 errs.append((f"workloads.{i}.unit.mig_profile",
                              f"{w.unit.mig_profile!r} is not a MIG profile of {', '.join(sorted(fams))}"))

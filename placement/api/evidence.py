@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from placement.api.base import AtlasViewMixin, parse_body
 from placement.api.bodies import SaveStackBody
+from placement.api.errors import ErrorSerializer
 from placement.api.filters import SimulationRunFilterSet
 from placement.api.serializers import (
     SavedStackSerializer,
@@ -20,6 +21,8 @@ from placement.api.serializers import (
     SimulationStartSerializer,
 )
 from placement.models import SimulationRun, Stack
+from placement.plans.models import Plan
+from placement.services.stack_scenario import stack_plan
 from placement.selectors.evidence import stack_evidence
 from placement.services import evidence as evidence_services
 from placement.services import rules as rules_services
@@ -172,3 +175,32 @@ class SimulationDetail(AtlasViewMixin, generics.RetrieveAPIView):
     def retrieve(self, request, *args, **kwargs):
         evidence_services.simulation_fail_stale()
         return super().retrieve(request, *args, **kwargs)
+
+
+class PlanResponse(Plan):
+    """The stack's plan with its digest (the id its runs' scenarios and exports name)."""
+
+    digest_hex: str = ""
+
+
+@extend_schema(
+    responses={200: PlanResponse, 404: ErrorSerializer},
+    description=(
+        "The stack's plan (docs/plan.md): node groups of whole nodes with their data planes, each workload "
+        "class's object kind, scheduler, queue and per-pod requests, the queues' quotas, components, assumptions "
+        "and shortfalls, plus `digest_hex`, the id runs (`scenario_name: plan-<digest>`) and exports name. "
+        "A stack saved before plans, or whose stack has a project with no simulator model, is a 404 saying why."
+    ),
+)
+class StackPlan(AtlasViewMixin, generics.GenericAPIView):
+    filter_backends: list = []
+    pagination_class = None
+
+    def get(self, request, pk: int):
+        stack = get_object_or_404(Stack, pk=pk)
+        plan = stack_plan(stack)
+        if plan is None:
+            reason = (stack.composition or {}).get("plan_error") or (
+                "this stack was saved before plans existed; compose and save it again to get one")
+            return Response({"detail": f"Stack {stack.pk} has no plan: {reason}"}, status=status.HTTP_404_NOT_FOUND)
+        return Response({**plan.model_dump(mode="json"), "digest_hex": plan.digest})

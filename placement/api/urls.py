@@ -37,6 +37,7 @@ v1 = [
     path("stacks/", evidence.StackList.as_view(), name="api-stack-list"),
     path("stacks/<int:pk>/", evidence.StackDetail.as_view(), name="api-stack-detail"),
     path("stacks/<int:pk>/evidence/", evidence.StackEvidence.as_view(), name="api-stack-evidence"),
+    path("stacks/<int:pk>/plan/", evidence.StackPlan.as_view(), name="api-stack-plan"),
     path("stacks/<int:pk>/manifests/", deploy.StackManifests.as_view(), name="api-stack-manifests"),
     path("simulations/", evidence.SimulationList.as_view(), name="api-simulation-list"),
     path("simulations/<int:pk>/", evidence.SimulationDetail.as_view(), name="api-simulation-detail"),

@@ -10,6 +10,7 @@ from scheduler_core.scenario import DataPlane, NodeGroup, Scenario
 
 from placement.deploy import targets as t
 from placement.deploy.bundle import ExportFile, to_yaml
+from placement.plans.build import DEVICE_FILTER  # PCI ids per GPU model, one table
 
 # scheduler_core GPU model -> GPU Feature Discovery's nvidia.com/gpu.product value.
 GFD_PRODUCTS = {
@@ -17,6 +18,11 @@ GFD_PRODUCTS = {
     "A100-SXM4-80GB": "NVIDIA-A100-SXM4-80GB",
     "A100-PCIE-40GB": "NVIDIA-A100-PCIE-40GB",
     "A100-PCIE-80GB": "NVIDIA-A100-80GB-PCIe",
+    # GFD writes the NVML product name with spaces as dashes (H100/H200/B200/L40S names as nvidia-smi prints them)
+    "H100-SXM5-80GB": "NVIDIA-H100-80GB-HBM3",
+    "H200-SXM5-141GB": "NVIDIA-H200",
+    "B200-SXM6-180GB": "NVIDIA-B200",
+    "L40S-PCIE-48GB": "NVIDIA-L40S",
 }
 NVIDIA_PLUGIN_MECHANISMS = ("whole", "mig", "time-slicing", "mps", "kai-fraction")
 
@@ -117,10 +123,21 @@ def data_plane_files(scenario: Scenario, plans: list[PoolPlan]) -> list[ExportFi
     planes = {p.name: scenario.stack.data_plane_for(p.name) for p in plans}
     files: list[ExportFile] = []
 
+    # One config name may serve several GPU models (all-1g.10gb on A100-80GB and H100): one entry per
+    # model, each with its PCI device-filter, as mig-parted's own config-default.yaml does.
     mig_configs: dict[str, list[dict]] = {}
+    filtered: dict[str, set[str]] = {}
     for p in plans:
         if p.mig_config:
-            mig_configs.setdefault(p.mig_config, mig_parted_entries(groups[p.name], scenario))
+            group = groups[p.name]
+            device_filter = DEVICE_FILTER.get(group.spec.mig_family or "")
+            if device_filter in filtered.setdefault(p.mig_config, set()):
+                continue
+            filtered[p.mig_config].add(device_filter)
+            entries = mig_parted_entries(group, scenario)
+            if device_filter:
+                entries = [{"device-filter": device_filter, **e} for e in entries]
+            mig_configs.setdefault(p.mig_config, []).extend(entries)
     plugin_pools = [p for p in plans if p.mechanism in NVIDIA_PLUGIN_MECHANISMS]
     mig_strategies = [planes[p.name].strategy for p in plans if p.mig_config and p.name in planes]
 

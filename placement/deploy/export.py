@@ -56,10 +56,11 @@ def namespaces_file(files: list[ExportFile]) -> ExportFile | None:
                       objects=[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in names])
 
 
-def export_scenario(scenario: Scenario, *, stack_name: str | None = None, projects: list[str] | None = None) -> Export:
+def export_scenario(scenario: Scenario, *, stack_name: str | None = None, projects: list[str] | None = None,
+                    plan=None) -> Export:
     """Every file for the scenario's pools and stack; raises ExportError when a target cannot express it."""
     plans = pool_plans(scenario)
-    workloads = workload_files(scenario)
+    workloads = workload_files(scenario, plan)
     kinds = {o["kind"] for f in workloads for o in f.objects}
     files: list[ExportFile] = []
     files += data_plane_files(scenario, plans)

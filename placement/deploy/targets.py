@@ -18,11 +18,12 @@ UPSTREAM: dict[str, tuple[str, str]] = {
     "hami": ("v2.10.0", "Helm values (split count, memory/core scaling, scheduler policy)"),
     "k8s-dra-driver-gpu": ("v0.4.0", "Helm values and the gpu.nvidia.com / mig.nvidia.com DeviceClasses"),
     "kueue": ("v0.19.2", "kueue.x-k8s.io/v1beta2 ResourceFlavor, ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Topology"),
-    "volcano": ("v1.15.1", "scheduling.volcano.sh/v1beta1 Queue and the scheduler configuration"),
+    "volcano": ("v1.15.1", "scheduling.volcano.sh/v1beta1 Queue, batch.volcano.sh/v1alpha1 Job and the scheduler configuration"),
     "kai-scheduler": ("v0.13.0", "scheduling.run.ai/v2 Queue; Helm values global.gpuSharing (its values.yaml is not stored, so not key-checked)"),
     "kubeflow-trainer": ("v1.9.4", "kubeflow.org/v1 PyTorchJob"),
     "jobset": ("v0.12.0", "jobset.x-k8s.io/v1alpha2 JobSet"),
     "lws": ("v0.10.0", "leaderworkerset.x-k8s.io/v1 LeaderWorkerSet"),
+    "kuberay": ("v1.7.0", "ray.io/v1 RayJob"),
 }
 
 # Labels GPU Feature Discovery / the GPU Operator put on (or read from) nodes.

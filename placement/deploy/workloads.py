@@ -60,7 +60,7 @@ def _gpus(spec) -> int:
 class _Pod:
     """Pod template pieces for one workload."""
 
-    def __init__(self, scenario: Scenario, spec, request, claim_template: str | None):
+    def __init__(self, scenario: Scenario, spec, request, claim_template: str | None, planned=None):
         cp = scenario.stack.control_plane
         tenant = next(x for x in scenario.tenant_list() if x.name == spec.tenant)
         self.queue = tenant.queue_name
@@ -100,13 +100,21 @@ class _Pod:
                 self.annotations["kueue.x-k8s.io/podset-preferred-topology"] = TOPOLOGY_KEYS[spec.topology.preferred]
             elif spec.topology.unconstrained:
                 self.annotations["kueue.x-k8s.io/podset-unconstrained-topology"] = "true"
+        resources: dict = {"limits": limits} if limits else {}
+        if planned is not None:  # the plan's names and quantities, as each component answers to them
+            scheduler = planned.scheduler_name
+            gpu = {k: _quantity(v) for k, v in planned.pod.resources.items() if k not in ("cpu", "memory")}
+            host = {"cpu": _quantity(planned.pod.resources.get("cpu", 0)),
+                    "memory": f"{int(round(planned.pod.resources.get('memory', 0) * 1024))}Mi"}
+            resources = {"requests": {**host, **gpu}, "limits": gpu} if gpu else {"requests": host}
+            self.annotations.update(planned.pod.annotations)
         container: dict = {"name": "main", "image": SERVING_IMAGE if isinstance(spec, InferenceWorkload) else TRAINING_IMAGE,
-                           "resources": {"limits": limits} if limits else {}}
+                           "resources": resources}
         self.pod_spec: dict = {"schedulerName": scheduler}
         if spec.node_group:
             self.pod_spec["nodeSelector"] = {t.POOL_LABEL: spec.node_group}
         if claim_template:
-            container["resources"] = {"claims": [{"name": "gpu"}]}
+            container["resources"] = {**{k: v for k, v in resources.items() if k == "requests"}, "claims": [{"name": "gpu"}]}
             self.pod_spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": claim_template}]
         self.container = container
 
@@ -118,6 +126,10 @@ class _Pod:
         if self.annotations:
             meta["annotations"] = dict(self.annotations)
         return {"metadata": meta, "spec": spec}
+
+
+def _quantity(value: float):
+    return int(value) if float(value).is_integer() else f"{int(round(value * 1000))}m"
 
 
 def _claim_template(name: str, namespace: str, request) -> dict:
@@ -133,7 +145,8 @@ def _claim_template(name: str, namespace: str, request) -> dict:
             "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}}}
 
 
-def _workload_object(scenario: Scenario, spec, klass: str, pod: _Pod, namespace: str) -> dict:
+def _workload_object(scenario: Scenario, spec, klass: str, pod: _Pod, namespace: str,
+                     planned_replicas: int | None = None) -> dict:
     cp = scenario.stack.control_plane
     meta: dict = {"name": spec.name, "namespace": namespace, "labels": {"app.kubernetes.io/name": spec.name}}
     if cp.admission == "kueue":
@@ -142,21 +155,40 @@ def _workload_object(scenario: Scenario, spec, klass: str, pod: _Pod, namespace:
     if cp.scheduler == "kai":
         meta["labels"]["kai.scheduler/queue"] = pod.queue
     if klass == "Deployment":
+        replicas = spec.replicas if isinstance(spec, InferenceWorkload) else (planned_replicas or 1)
         return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": {
-            "replicas": spec.replicas, "selector": {"matchLabels": {"app.kubernetes.io/name": spec.name}},
+            "replicas": replicas, "selector": {"matchLabels": {"app.kubernetes.io/name": spec.name}},
             "template": pod.template()}}
     if klass == "LeaderWorkerSet":
         groups = [g for g in scenario.pool.node_groups if spec.node_group in (None, g.name)]
         per_node = max(g.gpus_per_node for g in groups)
+        # size = pods per replica; each pod carries only its own share of the replica's GPUs
         return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": meta, "spec": {
             "replicas": spec.replicas,
             "leaderWorkerTemplate": {"size": -(-spec.gpus_per_replica // per_node), "workerTemplate": pod.template()}}}
-    workers = spec.workers if isinstance(spec.workers, int) else max(spec.workers.values)
+    if isinstance(spec, InferenceWorkload) and klass != "Deployment":
+        raise ExportError(f"workload {spec.name}: {klass} is not rendered yet; the plan names it, the export does not")
+    workers = (spec.workers if isinstance(spec.workers, int) else max(spec.workers.values)) if hasattr(spec, "workers") else 1
     min_member = min(workers, spec.min_available or workers)
     backoff = scenario.parameters.max_restarts
     if klass == "Job":
         return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": {
-            "parallelism": 1, "completions": 1, "backoffLimit": backoff, "template": pod.template("Never")}}
+            "parallelism": workers, "completions": workers, "backoffLimit": backoff,
+            **({"completionMode": "Indexed"} if workers > 1 else {}), "template": pod.template("Never")}}
+    if klass == "VolcanoJob":
+        return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": meta, "spec": {
+            "schedulerName": "volcano", "queue": pod.queue, "minAvailable": min_member, "maxRetry": backoff,
+            "tasks": [{"name": "worker", "replicas": workers, "template": pod.template("Never")}]}}
+    if klass == "RayJob":
+        head = pod.template()
+        head["spec"]["containers"][0]["resources"] = {}
+        return {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": meta, "spec": {
+            "entrypoint": "python main.py", "rayClusterSpec": {
+                "headGroupSpec": {"rayStartParams": {}, "template": head},
+                "workerGroupSpecs": [{"groupName": "workers", "replicas": workers, "minReplicas": workers,
+                                      "maxReplicas": workers, "rayStartParams": {}, "template": pod.template()}]}}}
+    if klass not in ("JobSet", "PyTorchJob"):
+        raise ExportError(f"workload {spec.name}: {klass} is not rendered yet; the plan names it, the export does not")
     if klass == "JobSet":
         return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": meta, "spec": {
             "replicatedJobs": [{"name": "workers", "replicas": 1, "template": {"spec": {
@@ -176,11 +208,21 @@ def _workload_object(scenario: Scenario, spec, klass: str, pod: _Pod, namespace:
             "spec": {"runPolicy": run_policy, "pytorchReplicaSpecs": replica_specs}}
 
 
-def workload_files(scenario: Scenario) -> list[ExportFile]:
+def _planned_kind(planned) -> str:
+    if planned.object_kind == "Job" and planned.api_version.startswith("batch.volcano.sh"):
+        return "VolcanoJob"
+    return planned.object_kind
+
+
+def workload_files(scenario: Scenario, plan=None) -> list[ExportFile]:
+    """One object per workload class and pool: of the plan's kind, with the plan's per-pod requests
+    (without a plan: the kind guessed from the scenario's shape, as before plans)."""
     requests = device_requests(scenario)
+    planned_by_group = {w.node_group: w for w in plan.workloads} if plan is not None else {}
     files, seen = [], set()
     for spec in scenario.workloads:
-        klass = workload_class(spec, scenario)
+        planned = planned_by_group.get(spec.node_group)
+        klass = _planned_kind(planned) if planned else workload_class(spec, scenario)
         key = (klass, spec.node_group)
         if key in seen or spec.name not in requests:
             continue
@@ -188,8 +230,9 @@ def workload_files(scenario: Scenario) -> list[ExportFile]:
         namespace = namespace_of(spec.tenant)
         request = requests[spec.name]
         claim = f"{spec.name}-gpu" if request.kind == "dra" else None
-        pod = _Pod(scenario, spec, request, claim)
-        objects = [_workload_object(scenario, spec, klass, pod, namespace)]
+        pod = _Pod(scenario, spec, request, claim, planned)
+        replicas = planned.replicas_per_tenant.get(spec.tenant) if planned else None
+        objects = [_workload_object(scenario, spec, klass, pod, namespace, replicas)]
         if claim:
             objects.insert(0, _claim_template(claim, namespace, request))
         pool = f" on pool {spec.node_group}" if spec.node_group else ""

@@ -26,6 +26,7 @@ import heapq
 import itertools
 from collections import Counter
 
+from placement.plans.build import PlanError, build_plan
 from placement.rules.context import (
     CLUSTER_CORE,
     CORES_TO_FINISH,
@@ -408,6 +409,13 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict, budget: SearchB
                 reason = f"{broken}. {reason}"
             failures.append(SlotFailure(slot=None, contract_point=failed_point(broken) if broken else None, reason=reason))
 
+    # The plan of each ranked stack: what evidence simulates and export renders (placement/plans).
+    pool_given = not request.workloads or ("pool" in request.model_fields_set and "gpu_count" in request.pool.model_fields_set)
+    for st in stacks:
+        try:
+            st.plan = build_plan(st, ctx.workloads, ctx.pool, pool_given=pool_given)
+        except PlanError as exc:
+            st.plan_error = str(exc)
     return ComposeResult(
         catalog_version=graph.version,
         profile=ctx.profile.profile,

@@ -4,6 +4,10 @@ every removal is kept with its reason (`Context.why_not`) so a result can answer
 
 from __future__ import annotations
 
+from scheduler_core.hardware import UnknownGpuModel, gpu_spec
+
+from placement.plans.sizing import MIG_COMPUTE_SHARE_TOLERANCE as PLAN_TOLERANCE
+from placement.plans.sizing import mig_profile as plan_mig_profile
 from placement.rules.context import (
     TOP_CLUSTER,
     TOP_PER_UNIT,
@@ -111,7 +115,7 @@ def acceptable_units(ctx: Context, spec: PoolSpec) -> list[ResourceUnit]:
 
 # A slice counts as giving a replica its share of compute when it has at least this much of it:
 # 3g (3/7 = 0.43) is the "half GPU" NVIDIA sizes it as, but 1g (0.14) is not a quarter (assumption).
-MIG_COMPUTE_SHARE_TOLERANCE = 0.85
+MIG_COMPUTE_SHARE_TOLERANCE = PLAN_TOLERANCE  # one rule: placement/plans/sizing.py
 
 
 def _slices(name: str) -> int:
@@ -134,7 +138,16 @@ def _mig_profile(ctx: Context, memory_gib: float, compute_share: float = 0.0) ->
 
 
 def _replica_mig_profile(ctx: Context, w) -> tuple[str, float] | None:
-    return _mig_profile(ctx, w.gpu_memory_gib, w.gpus_per_replica if w.gpus_per_replica < 1 else 0.0)
+    # GPU models of the hardware model are sized as the plan sizes them (usable MiB, g/7 compute;
+    # placement/plans/sizing.py); others by the nominal table below.
+    try:
+        spec = gpu_spec(ctx.pool.gpu_model)
+    except UnknownGpuModel:
+        return _mig_profile(ctx, w.gpu_memory_gib, w.gpus_per_replica if w.gpus_per_replica < 1 else 0.0)
+    if spec.mig_family is None:
+        return None
+    found = plan_mig_profile(spec, w.gpu_memory_gib, w.gpus_per_replica)
+    return (found.name, round(found.memory_mib / 1024, 2)) if found else None
 
 
 def mig_profile_name(ctx: Context, spec: PoolSpec) -> str | None:

@@ -12,6 +12,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from placement.plans.models import Plan
 from placement.rules.data import Isolation, SlotName, Verdict
 from placement.rules.workloads import WorkloadClass
 from placement.schemas import ContractPoint, Kind, ResourceUnit
@@ -272,6 +273,8 @@ class Stack(_Model):
     capabilities: list[str] = Field(description="Capabilities the stack covers.")
     components: list[str] = Field(description="Distinct projects in the stack, supporting ones included.")
     why_rank: str
+    plan: Plan | None = Field(None, description="The stack resolved for simulation and deployment (docs/plan.md).")
+    plan_error: str | None = Field(None, description="Why no plan could be built (a project with no simulator model).")
 
 
 class Rejection(_Model):

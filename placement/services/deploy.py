@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 
 from placement.deploy import Export, ExportError, export_scenario
 from placement.models import SimulationRun, Stack
-from placement.services.stack_scenario import ScenarioInvalid, scenario_for_stack
+from placement.services.stack_scenario import ScenarioInvalid, scenario_for_stack, stack_plan
 
 # A stack with a MIG pool and a shared pool needs a scenario with a MIG node group (form C).
 DEFAULT_SCENARIO = "form-b-hami-kueue"
@@ -38,6 +38,7 @@ def stack_export(stack: Stack, *, run_id=None, scenario_name: str | None = None)
     succeeded run, else from the default scenario for its pools. ValidationError names the field."""
     from scheduler_core.scenario import ScenarioError, parse_scenario
 
+    plan = stack_plan(stack)
     run = None
     if run_id not in (None, ""):
         try:
@@ -50,11 +51,17 @@ def stack_export(stack: Stack, *, run_id=None, scenario_name: str | None = None)
         if run is not None:
             scenario = parse_scenario(run.scenario, source=f"run {run.pk}")
             source = f"run {run.pk} (scenario {run.scenario_name}, seed {run.seed}): the scenario that ran"
+        elif not scenario_name and plan is not None:
+            scenario = scenario_for_stack(stack, scenario_name=None, document=None, seed=None)
+            source = f"the stack's plan {plan.digest} (no run yet): its node groups, tenants and quotas"
         else:
             scenario_name = scenario_name or default_scenario_name(stack)
             scenario = scenario_for_stack(stack, scenario_name=scenario_name, document=None, seed=None)
-            source = f"built-in scenario {scenario_name} with this stack laid onto it, as a run would use it"
-        export = export_scenario(scenario, stack_name=stack.name, projects=stack.project_slugs)
+            source = (f"what-if: built-in scenario {scenario_name} with this stack laid onto it; its pool and tenants "
+                      "are the scenario's, not the stack's plan")
+        # objects follow the plan (kinds, resource names) whenever the scenario is the plan's own
+        planned = plan if plan is not None and scenario.name == f"plan-{plan.digest}" else None
+        export = export_scenario(scenario, stack_name=stack.name, projects=stack.project_slugs, plan=planned)
     except ScenarioInvalid as exc:
         raise ValidationError(exc.field_errors) from None
     except ScenarioError as exc:

@@ -1,5 +1,8 @@
 """Turn (saved stack, scenario) into the scheduler_core scenario that runs.
 
+Without a scenario the stack's plan is rendered (placement/plans/scenario.py): its node groups, GPU
+model, data planes, tenants and quotas, nothing else. A built-in or uploaded scenario is a what-if:
+
 The scenario supplies the pool, tenants and workloads; the stack supplies the mechanisms: its
 scheduling and admission slots and its pools' data planes, mapped by fixtures/rules/simulation.yaml.
 Queue sections the stack needs but the scenario lacks (Kueue ClusterQueues, Volcano or KAI queues)
@@ -8,17 +11,14 @@ are derived from the scenario's tenants: one queue per tenant, nominal share by 
 
 from __future__ import annotations
 
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-import yaml
-from django.conf import settings
 
 from placement.models import Stack
+from placement.plans.build import simulation_mapping
+from placement.plans.models import Plan
+from placement.plans.scenario import scenario_document
 from placement.selectors.evidence import builtin_scenario_document, builtin_scenarios
-
-MAPPING_FILE = Path(settings.BASE_DIR) / "fixtures" / "rules" / "simulation.yaml"
 
 
 class ScenarioInvalid(Exception):
@@ -27,10 +27,10 @@ class ScenarioInvalid(Exception):
         super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in field_errors.items()))
 
 
-@lru_cache(maxsize=1)
-def simulation_mapping() -> dict[str, dict[str | None, str]]:
-    data = yaml.safe_load(MAPPING_FILE.read_text(encoding="utf-8"))
-    return {section: {(None if k in (None, "null") else k): v for k, v in table.items()} for section, table in data.items()}
+def stack_plan(stack: Stack | None) -> Plan | None:
+    """The plan stored with a saved stack (None for stacks saved before plans, or without one)."""
+    data = (stack.composition or {}).get("plan") if stack is not None else None
+    return Plan.model_validate(data) if data else None
 
 
 def _scenario_source(scenario_name: str | None, document: Any) -> dict:
@@ -227,10 +227,15 @@ def scenario_for_stack(stack: Stack | None, *, scenario_name: str | None, docume
                        node_groups: list[str] | None = None):
     """The validated scheduler_core Scenario to run; ScenarioInvalid carries field errors.
 
-    ``node_groups``: apply the stack's data planes to these node groups only (a what-if on an
-    uploaded cluster); the others keep the data plane they were found with."""
-    data = _scenario_source(scenario_name, document)
-    if stack is not None:
+    With neither a scenario name nor a document, the stack's own plan runs (no overlay: it already
+    is this stack). ``node_groups``: apply the stack's data planes to these node groups only (a
+    what-if on an uploaded cluster); the others keep the data plane they were found with."""
+    plan = stack_plan(stack) if scenario_name is None and document is None else None
+    if plan is not None:
+        data = scenario_document(plan)
+    else:
+        data = _scenario_source(scenario_name, document)
+    if stack is not None and plan is None:
         try:
             data = _apply_stack(data, stack, node_groups)
         except ScenarioInvalid:

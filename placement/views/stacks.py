@@ -17,6 +17,7 @@ from placement.selectors.evaluation import EVALUATION_PREFIX, evaluation_summary
 from placement.services import evaluation as evaluation_services
 from placement.services import evidence as evidence_services
 from placement.services.evidence import RunNotAccepted
+from placement.services.stack_scenario import stack_plan
 from placement.rules import builtin_rules
 from placement.selectors.evidence import builtin_scenarios, stack_evidence
 from placement.services import rules as rules_services
@@ -137,6 +138,7 @@ def stack_detail(request, pk: int):
         {
             "stack": stack,
             "c": stack.composition,
+            "plan": stack_plan(stack),
             "runs": stack_evidence(stack),
             "scenarios": builtin_scenarios(),
             "run_time_limit": settings.CELERY_TASK_SOFT_TIME_LIMIT,

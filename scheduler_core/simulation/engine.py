@@ -321,9 +321,28 @@ class ClusterSimulation(BindingPhase, RunningPhase, TerminationPhase, MemoryPhas
         if state in self.WAITING_STATES:
             self.waiting_workloads += 1
 
+    def demand_equiv(self, wl: Workload) -> float:
+        """What a workload will hold once placed, in the GPU-equivalents allocation is counted in
+        (cluster.gpu_equivalents), so a tenant's fair share is capped by a demand of the same unit:
+        a HAMi pod at 10% cores and 4 of 80 GiB holds 0.1 GPU, not 1; a time-slicing replica 1/replicas."""
+        req = wl.request
+        groups = [g for g in self.scenario.pool.node_groups if wl.node_group in (None, g.name)]
+        if not groups:
+            return wl.gpus
+        group = groups[0]
+        dp = self.scenario.stack.data_plane_for(group.name)
+        if req.kind == "hami":
+            card = group.spec.memory_mib
+            mem = req.memory_mib / card if req.memory_mib else (req.mem_percentage / 100.0 if req.mem_percentage else 1.0)
+            return min(1.0, max(req.cores / 100.0, mem)) * req.count * wl.full_count
+        if req.kind == "count" and req.profile is None and dp.mechanism in ("time-slicing", "mps"):
+            replicas = dp.time_slicing.replicas if dp.mechanism == "time-slicing" else dp.mps.replicas
+            return req.count * wl.full_count / replicas
+        return wl.gpus
+
     def _submit(self, wl: Workload) -> None:
         self.set_state(wl, "queued")
-        self.tenant_demand[wl.tenant] += wl.gpus
+        self.tenant_demand[wl.tenant] += self.demand_equiv(wl)
         if wl.kind == "inference":
             svc = self.services[wl.uid]
             svc.active = True

@@ -9,6 +9,7 @@ import pytest
 from placement.models import SimulationRun, Sweep
 from placement.selectors.evaluation import deciding_metric
 from placement.services.evidence import simulation_execute
+from placement.services.stack_scenario import stack_plan
 from tests.api.conftest import assert_error_body, session_client
 
 pytestmark = pytest.mark.django_db
@@ -32,7 +33,8 @@ def test_evaluate_is_202_one_group_then_a_ranking_with_figures_and_disagreements
     body = response.json()
     assert len(queued) == 1  # one Celery group for every stack, not one message per stack
     runs = list(SimulationRun.objects.filter(sweep_id=body["id"]).order_by("pk"))
-    assert len(runs) == 3 and {r.scenario_name for r in runs} == {"classes-chat-train"}
+    # each stack runs its own plan: the run is named after the plan's digest
+    assert len(runs) == 3 and all(r.scenario_name == f"plan-{stack_plan(r.stack).digest}" for r in runs)
 
     waiting = client.get(body["status_url"]).json()
     assert waiting["finished"] is False and waiting["progress"] == 0

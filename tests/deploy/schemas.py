@@ -42,6 +42,8 @@ CRDS = {
     ("kubeflow.org/v1", "PyTorchJob"): ("kubeflow-trainer", "kubeflow.org_pytorchjobs.yaml"),
     ("jobset.x-k8s.io/v1alpha2", "JobSet"): ("jobset", "jobset.x-k8s.io_jobsets.yaml"),
     ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): ("lws", "leaderworkerset.x-k8s.io_leaderworkersets.yaml"),
+    ("batch.volcano.sh/v1alpha1", "Job"): ("volcano", "batch.volcano.sh_jobs.yaml"),
+    ("ray.io/v1", "RayJob"): ("kuberay", "ray.io_rayjobs.yaml"),
 }
 CORE_GROUPS = {"v1", "apps/v1", "batch/v1", "resource.k8s.io/v1"}
 

@@ -12,7 +12,7 @@ from placement.rules import builtin_rules
 from placement.services import evidence
 from placement.services.deploy import stack_export
 from placement.services.rules import compose_stacks
-from placement.services.stack_scenario import simulation_mapping
+from placement.services.stack_scenario import simulation_mapping, stack_plan
 from scheduler_core import parse_scenario
 from tests.deploy.roundtrip import rebuilt, result_json
 from tests.deploy.test_export_validates import all_errors
@@ -52,7 +52,9 @@ def test_every_builtin_profiles_top_stacks_export_valid_objects_that_rebuild_the
     assert all_errors(result.export) == []
     from placement.services.stack_scenario import scenario_for_stack
 
-    scenario = scenario_for_stack(stack, scenario_name=result.scenario_name, document=None, seed=None)
+    # no run: the export renders the stack's plan (scenario plan-<digest>), the same one a run of it uses
+    assert result.scenario_name == f"plan-{stack_plan(stack).digest}" and "plan" in result.source
+    scenario = scenario_for_stack(stack, scenario_name=None, document=None, seed=None)
     assert result_json(rebuilt(scenario)) == result_json(scenario)
 
 

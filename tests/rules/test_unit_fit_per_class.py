@@ -129,8 +129,8 @@ def test_the_replica_share_sets_the_compute_its_mig_profile_needs(graph):
     ctx, spec = _pool(graph, gpus_per_replica=0.5, gpu_memory_gib=10)
     assert mig_profile_name(ctx, spec) == "3g.40gb"
     assert unit_size(ctx, spec, ResourceUnit.MIG_INSTANCE) == "MIG 3g.40gb per replica"
-    ctx, spec = _pool(graph, gpus_per_replica=1, gpu_memory_gib=10)  # a whole GPU's worth asks no share
-    assert mig_profile_name(ctx, spec) == "1g.10gb"
+    ctx, spec = _pool(graph, gpus_per_replica=1, gpu_memory_gib=10)  # a whole GPU gets the whole card (issue 29)
+    assert mig_profile_name(ctx, spec) == "7g.80gb"
 
 
 def test_a_profile_pool_without_a_class_gets_no_size(graph):

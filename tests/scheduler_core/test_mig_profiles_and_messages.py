@@ -47,11 +47,24 @@ def test_a100_model_names_map_to_their_mig_family(gpu, family):
     assert mig.family_of(gpu) == family
 
 
-@pytest.mark.parametrize("gpu", ["h100-80gb", "a100", "a30-24gb"])
-def test_gpus_without_an_a100_mig_table_are_refused_by_name(gpu):
+@pytest.mark.parametrize("gpu", ["a100", "a30-24gb", "l40s"])
+def test_gpus_without_a_mig_table_are_refused_by_name(gpu):
     with pytest.raises(mig.MigLayoutError) as exc:
         mig.family_of(gpu)
-    assert str(exc.value) == (f"unknown GPU {gpu!r}: expected one of a100-40gb, a100-80gb or an A100 model name")
+    assert str(exc.value) == (f"unknown GPU {gpu!r}: expected one of a100-40gb, a100-80gb, h100-80gb, "
+                              "h200-141gb, b200-180gb or a MIG-capable model name")
+
+
+@pytest.mark.parametrize("gpu, family, seven_g, mib, sms", [
+    ("H100-SXM5-80GB", "h100-80gb", "7g.80gb", 80384, 132),
+    ("H200-SXM5-141GB", "h200-141gb", "7g.141gb", 143104, 132),
+    ("B200-SXM6-180GB", "b200-180gb", "7g.180gb", 181248, 148),
+])
+def test_hopper_and_blackwell_have_their_own_mig_tables(gpu, family, seven_g, mib, sms):
+    assert mig.family_of(gpu) == family
+    whole = mig.profile(family, seven_g)
+    assert (whole.memory_mib, whole.sms, whole.sm_fraction) == (mib, sms, 1.0)
+    assert mig.label_profiles(family, "all-balanced")[3].startswith("3g.")
 
 
 def test_the_other_sizes_profile_name_gets_the_right_name_as_a_hint():

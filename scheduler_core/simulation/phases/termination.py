@@ -71,7 +71,7 @@ class TerminationPhase:
         self.drop_pending(wl)
         for p in list(wl.pods):
             self.release_pod(p)
-        self.tenant_demand[wl.tenant] -= wl.gpus
+        self.tenant_demand[wl.tenant] -= self.demand_equiv(wl)
         if self.admission is not None:
             self.admission.on_finish(wl)
         self.scheduler.on_finish(wl)
