@@ -50,7 +50,7 @@ def test_runs_queued_before_a_broker_restart_are_resent_and_succeed(private_redi
         assert done.status == SimulationRun.SUCCEEDED and done.attempts == 1, done.error
 
 
-def test_a_duplicate_message_of_a_run_another_worker_holds_is_skipped(architect, settings, django_db_blocker):
+def test_a_duplicate_message_of_a_run_another_worker_holds_is_skipped(architect):
     from django.utils import timezone
 
     run = SimulationRun.objects.create(
