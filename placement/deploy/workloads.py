@@ -167,7 +167,7 @@ def _workload_object(scenario: Scenario, spec, klass: str, pod: _Pod, namespace:
             "replicas": spec.replicas,
             "leaderWorkerTemplate": {"size": -(-spec.gpus_per_replica // per_node), "workerTemplate": pod.template()}}}
     if isinstance(spec, InferenceWorkload) and klass != "Deployment":
-        raise ExportError(f"workload {spec.name}: {klass} is not rendered yet; the plan names it, the export does not")
+        raise NotRendered(f"workload {spec.name}: {klass} is not rendered yet; the plan names it, the export does not")
     workers = (spec.workers if isinstance(spec.workers, int) else max(spec.workers.values)) if hasattr(spec, "workers") else 1
     min_member = min(workers, spec.min_available or workers)
     backoff = scenario.parameters.max_restarts
@@ -188,7 +188,7 @@ def _workload_object(scenario: Scenario, spec, klass: str, pod: _Pod, namespace:
                 "workerGroupSpecs": [{"groupName": "workers", "replicas": workers, "minReplicas": workers,
                                       "maxReplicas": workers, "rayStartParams": {}, "template": pod.template()}]}}}
     if klass not in ("JobSet", "PyTorchJob"):
-        raise ExportError(f"workload {spec.name}: {klass} is not rendered yet; the plan names it, the export does not")
+        raise NotRendered(f"workload {spec.name}: {klass} is not rendered yet; the plan names it, the export does not")
     if klass == "JobSet":
         return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": meta, "spec": {
             "replicatedJobs": [{"name": "workers", "replicas": 1, "template": {"spec": {
@@ -214,6 +214,21 @@ def _planned_kind(planned) -> str:
     return planned.object_kind
 
 
+class NotRendered(ExportError):
+    """The plan names a workload kind (a serving framework's own resource) the export cannot write yet."""
+
+
+def _not_rendered_note(spec, klass: str, request, problem: NotRendered) -> ExportFile:
+    """What an operator writes by hand for a workload kind the export does not render: everything
+    else of the bundle (components, data plane, queues) still applies."""
+    body = (f"# {spec.name}: {klass} (not rendered)\n\n{problem}.\n\n"
+            f"Write the {klass} from the plan (`GET /api/v1/stacks/<id>/plan/`, workload `{spec.name}`): each pod "
+            f"requests {request.describe()}; the rest of this bundle (components, data plane, queues and quotas) "
+            f"is complete and installs as the README says.\n")
+    return ExportFile(f"workloads/{spec.name}.NOT-RENDERED.md", "text", body=body,
+                      note=f"{klass} is named by the plan but not rendered: write it by hand from the plan")
+
+
 def workload_files(scenario: Scenario, plan=None) -> list[ExportFile]:
     """One object per workload class and pool: of the plan's kind, with the plan's per-pod requests
     (without a plan: the kind guessed from the scenario's shape, as before plans)."""
@@ -232,7 +247,11 @@ def workload_files(scenario: Scenario, plan=None) -> list[ExportFile]:
         claim = f"{spec.name}-gpu" if request.kind == "dra" else None
         pod = _Pod(scenario, spec, request, claim, planned)
         replicas = planned.replicas_per_tenant.get(spec.tenant) if planned else None
-        objects = [_workload_object(scenario, spec, klass, pod, namespace, replicas)]
+        try:
+            objects = [_workload_object(scenario, spec, klass, pod, namespace, replicas)]
+        except NotRendered as problem:
+            files.append(_not_rendered_note(spec, klass, request, problem))
+            continue
         if claim:
             objects.insert(0, _claim_template(claim, namespace, request))
         pool = f" on pool {spec.node_group}" if spec.node_group else ""

@@ -56,10 +56,21 @@ def test_a_batch_job_stays_a_job_and_mig_pods_get_their_profiles_memory():
 
 
 def test_an_unknown_gpu_model_is_reported_by_node_and_the_rest_imports():
-    doc = cluster_scenario(*snapshot("volcano"))
-    assert "h100-01" in doc["description"] and "NVIDIA-H100-80GB-HBM3" in doc["description"]
+    nodes, pods, queues = snapshot("volcano")
+    h100 = next(n for n in nodes["items"] if n["metadata"]["name"] == "h100-01")
+    h100["metadata"]["labels"]["nvidia.com/gpu.product"] = "Tesla-V100-SXM2-32GB"  # a model the hardware model lacks
+    doc = cluster_scenario(nodes, pods, queues)
+    assert "h100-01" in doc["description"] and "Tesla-V100-SXM2-32GB" in doc["description"]
     assert sum(g["count"] for g in doc["pool"]["node_groups"]) == 8
     assert not any("h100" in w["name"] for w in doc["workloads"])
+
+
+def test_an_h100_node_imports_as_an_h100_beside_the_a100s():
+    doc = cluster_scenario(*snapshot("volcano"))
+    assert "h100-01" not in doc["description"]
+    gpus = {g["gpu"] for g in doc["pool"]["node_groups"]}
+    assert any(g.startswith("H100") for g in gpus) and any(g.startswith("A100") for g in gpus)
+    assert sum(g["count"] for g in doc["pool"]["node_groups"]) == 9
 
 
 def test_a_node_mid_mig_reconfiguration_takes_the_layout_being_applied():

@@ -99,8 +99,9 @@ def test_form_a_mig_layout_is_the_one_the_simulation_used_and_selected_by_the_no
     export = export_of("form-a-mig-volcano")
     mig = yaml.safe_load(next(o for o in export.objects() if o["metadata"]["name"] == "atlas-mig-parted-config")["data"]["config.yaml"])
     assert mig["mig-configs"]["atlas-mig"] == [
-        {"devices": [0, 1, 2, 3, 4, 5], "mig-enabled": True, "mig-devices": {"2g.20gb": 3}},
-        {"devices": [6, 7], "mig-enabled": True, "mig-devices": {"1g.10gb": 7}},
+        # one entry per GPU model, selected by its PCI device id (A100-SXM4-80GB: 0x20B2, vendor 10DE)
+        {"device-filter": "0x20B210DE", "devices": [0, 1, 2, 3, 4, 5], "mig-enabled": True, "mig-devices": {"2g.20gb": 3}},
+        {"device-filter": "0x20B210DE", "devices": [6, 7], "mig-enabled": True, "mig-devices": {"1g.10gb": 7}},
     ]
     plan = yaml.safe_load(next(o for o in export.objects() if o["metadata"]["name"] == "atlas-export")["data"]["plan.yaml"])
     mig_pool = next(p for p in plan["pools"] if p["pool"] == "mig")
