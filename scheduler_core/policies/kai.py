@@ -63,6 +63,7 @@ class KaiScheduler(QueuedPolicy):
         self.leaves = [q.name for q in self.cfg.queues if q.name not in self.children]
         self.fair: dict[str, dict[str, float]] = {q: {} for q in self.qspec}
         self._non_preemptible: dict[str, dict[str, float]] | None = None
+        self._fair_input: tuple | None = None
 
     def _param(self, name: str, r: str) -> tuple[float, float, float]:
         """(quota, over_quota_weight, limit) of queue ``name`` for resource ``r``."""
@@ -76,6 +77,11 @@ class KaiScheduler(QueuedPolicy):
     def compute_fair_share(self) -> None:
         sim = self.sim
         leaf = {q: add_into(dict(sim.queue_usage.get(q, {})), sim.queue_pending.get(q, {})) for q in self.leaves}
+        # The division depends only on the leaves' demand: unchanged since the last pass, so is the fair share.
+        stamp = tuple((q, tuple(sorted(d.items()))) for q, d in leaf.items())
+        if stamp == self._fair_input:
+            return
+        self._fair_input = stamp
         self.fair = {q: {} for q in self.qspec}
         for r in DIMENSIONS:
             demand: dict[str, float] = {}
@@ -218,27 +224,34 @@ class KaiScheduler(QueuedPolicy):
         for key in self.pass_keys():
             by_queue.setdefault(key[0], []).append(key)
         scans = {q: self.queue.scan(self._order, keys) for q, keys in by_queue.items()}
-        while True:
-            live = [q for q in scans if scans[q].has_next()]
-            if not live:
-                break
-            qname = min(live, key=lambda q: (-self.qspec[q].priority, self._saturation(q), q))
+        # Allocating to a leaf queue changes only its own saturation and scan: the others' ranks are kept.
+        rank = {q: (-self.qspec[q].priority, self._saturation(q), q) for q in scans if scans[q].has_next()}
+        while rank:
+            qname = min(rank, key=rank.__getitem__)
             scan = scans[qname]
             key, wl = scan.next()
-            if self._held(wl) is not None:
-                scan.fail(key)
-                continue
-            strategy, level = self._strategy(wl)
-            before = len(wl.pods)
-            if self.place_gang(wl, strategy, level):
-                if wl.priority >= PREEMPTIBLE_BELOW and self._non_preemptible is not None:
-                    name: str | None = wl.queue
-                    while name is not None:
-                        add_into(self._non_preemptible.setdefault(name, {}), wl.request.share, len(wl.pods) - before)
-                        name = self.qspec[name].parent
-                scan.done(key) if wl.pending <= 0 else scan.keep(key)
+            self._try(scan, key, wl)
+            if scan.has_next():
+                rank[qname] = (-self.qspec[qname].priority, self._saturation(qname), qname)
             else:
-                scan.fail(key)
+                del rank[qname]
+
+    def _try(self, scan, key, wl: "Workload") -> None:
+        """One allocation attempt for the head job ``wl`` of bucket ``key``."""
+        if self._held(wl) is not None:
+            scan.fail(key)
+            return
+        strategy, level = self._strategy(wl)
+        before = len(wl.pods)
+        if self.place_gang(wl, strategy, level):
+            if wl.priority >= PREEMPTIBLE_BELOW and self._non_preemptible is not None:
+                name: str | None = wl.queue
+                while name is not None:
+                    add_into(self._non_preemptible.setdefault(name, {}), wl.request.share, len(wl.pods) - before)
+                    name = self.qspec[name].parent
+            scan.done(key) if wl.pending <= 0 else scan.keep(key)
+        else:
+            scan.fail(key)
 
     def _may_reclaim(self, wl: "Workload") -> bool:
         """CanReclaimResources: allocated + the job within the fair share in every resource (and, for a
