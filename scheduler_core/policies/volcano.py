@@ -69,7 +69,8 @@ class VolcanoScheduler(QueuedPolicy):
         self._deserved_input: tuple | None = None
         self._key_order: dict = {}
         self.real = {n: self._real_capability(q) for n, q in self.queues.items()}
-        self.deserved: dict[str, dict[str, float]] = {q: {} for q in self.queues}
+        self._demand: dict[str, dict[str, float]] | None = None  # this session's demand, not yet water-filled
+        self._deserved: dict[str, dict[str, float]] = {q: {} for q in self.queues}
 
     # -- PodGroups with task roles: the group's first role stands for it in the queue ----------------
     def key(self, wl: "Workload"):
@@ -160,24 +161,41 @@ class VolcanoScheduler(QueuedPolicy):
         return real
 
     def compute_deserved(self) -> None:
+        """Take the queues' demand for this session; deserved follows from it (computed when first read)."""
         if self.capacity:
             # capacity plugin: the configured deserved, within realCapability, at least the guarantee.
-            self.deserved = {}
+            self._deserved = {}
             for n, q in self.queues.items():
                 d = {r: min(x, self.real[n].get(r, INF)) for r, x in (q.deserved or {}).items()}
                 for r, g in q.guarantee.items():
                     d[r] = max(d.get(r, 0.0), g)
-                self.deserved[n] = d
+                self._deserved[n] = d
             return
         sim = self.sim
-        demand = {n: add_into(dict(self._used(n)), sim.queue_pending.get(n, {})) for n in self.queues}
-        # The water-filling depends only on the queues' demand: unchanged since the last pass, so is deserved.
-        stamp = tuple((n, tuple(sorted(d.items()))) for n, d in demand.items())
-        if stamp == self._deserved_input:
-            return
-        self._deserved_input = stamp
+        self._demand = {n: add_into(dict(self._used(n)), sim.queue_pending.get(n, {})) for n in self.queues}
+
+    @property
+    def deserved(self) -> dict[str, dict[str, float]]:
+        """proportion: the weighted water-filling of the session's demand (the queues' allocation plus their
+        pending pods), recomputed only when the demand changed - many sessions read none of it."""
+        demand = self._demand
+        if demand is not None:
+            self._demand = None
+            # The water-filling depends only on the queues' demand: unchanged since it was done, so is deserved.
+            stamp = tuple((n, tuple(sorted(d.items()))) for n, d in demand.items())
+            if stamp != self._deserved_input:
+                self._deserved_input = stamp
+                self._water_fill(demand)
+        return self._deserved
+
+    @deserved.setter
+    def deserved(self, value: dict[str, dict[str, float]]) -> None:
+        self._demand, self._deserved = None, value
+
+    def _water_fill(self, demand: dict[str, dict[str, float]]) -> None:
+        sim = self.sim
         weights = {n: float(q.weight) for n, q in self.queues.items()}
-        self.deserved = {n: {} for n in self.queues}
+        self._deserved = {n: {} for n in self.queues}
         for r in set(sim.capacity_total).union(*demand.values()):
             caps = {n: min(demand[n].get(r, 0.0), self.real[n].get(r, INF)) for n in self.queues}
             guar = {n: min(q.guarantee.get(r, 0.0), caps[n]) for n, q in self.queues.items()}
@@ -188,7 +206,7 @@ class VolcanoScheduler(QueuedPolicy):
                 extra = water_fill(max(0.0, total - sum(guar.values())), {n: caps[n] - guar[n] for n in caps}, weights)
                 share = {n: guar[n] + extra[n] for n in caps}
             for n in self.queues:
-                self.deserved[n][r] = share[n]
+                self._deserved[n][r] = share[n]
 
     def _share(self, qname: str) -> float:
         """Volcano's queue share: the largest allocated / deserved over the deserved dimensions."""
@@ -274,7 +292,13 @@ class VolcanoScheduler(QueuedPolicy):
         inq = self._inqueue_usage()
         committed = self._committed(inq) if "overcommit" in self.cfg.plugins else None
         member = self.queue.member
-        for key in sorted(self.pass_keys(), key=self._enqueue_order):
+        # Only buckets holding jobs not yet Inqueue have anything to enqueue: the pass's buckets among those.
+        if self.sim.full_pass:
+            keys = list(self.unqueued.buckets)
+        else:
+            queues = {k[0] for k in self.new_keys}
+            keys = [k for k in self.unqueued.buckets if k[0] in queues]
+        for key in sorted(keys, key=self._enqueue_order):
             # The bucket's jobs not yet Inqueue, in its FIFO order (the Inqueue ones are skipped as before).
             while (wl := self.unqueued.head(key)) is not None:
                 entry = member.get(wl.uid)
