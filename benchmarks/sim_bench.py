@@ -265,6 +265,13 @@ def bench_scale(args) -> bool:
     host = not getattr(args, "gpus_only", False)
     ok = True
     cpu: dict[str, dict[int, float]] = {}
+    if getattr(args, "parallel", False):
+        # Every point at once, each in its own process: CPU (process) time is each run's own, so the ratios hold
+        # on a shared machine; wall times and events/s do not.
+        for stack in stacks:
+            for n in sizes:
+                _STARTED[n, stack] = subprocess.Popen(_scale_cmd(args, n, stack, host), stdout=subprocess.PIPE,
+                                                      stderr=subprocess.PIPE, text=True)
     for stack in stacks:
         print(f"== scale: 128 nodes x 8 A100-80GB (1,024 GPUs), 100 inference services, 7 days; stack {stack}; "
               f"{'CPU and host memory modelled (nodes, requests, quotas)' if host else 'GPUs only'}; jobs {sizes}")
@@ -272,6 +279,23 @@ def bench_scale(args) -> bool:
     if "kube-binpack" in cpu and len(cpu) > 1:
         ok &= _print_ratios(sizes, cpu)
     return ok
+
+
+_STARTED: dict = {}
+
+
+def _scale_cmd(args, n: int, stack: str, host: bool) -> list[str]:
+    return ([sys.executable, os.path.abspath(__file__), "_scale_one", "--n", str(n), "--seed", str(args.seed),
+             "--stack", stack] + ([] if host else ["--gpus-only"]))
+
+
+def _scale_run(args, n: int, stack: str, host: bool):
+    """One scale point in a fresh process (started earlier with --parallel: its result)."""
+    started = _STARTED.pop((n, stack), None)
+    if started is None:
+        return subprocess.run(_scale_cmd(args, n, stack, host), capture_output=True, text=True)
+    out, err = started.communicate()
+    return subprocess.CompletedProcess(started.args, started.returncode, out, err)
 
 
 def _print_ratios(sizes: list[int], cpu: dict[str, dict[int, float]]) -> bool:
@@ -300,11 +324,7 @@ def _bench_scale_stack(args, sizes: list[int], stack: str, host: bool, cpu: dict
     ok = True
     prev = None
     for n in sizes:
-        proc = subprocess.run(
-            [sys.executable, os.path.abspath(__file__), "_scale_one", "--n", str(n), "--seed", str(args.seed),
-             "--stack", stack] + ([] if host else ["--gpus-only"]),
-            capture_output=True, text=True,
-        )
+        proc = _scale_run(args, n, stack, host)
         if proc.returncode != 0:
             print(f"  {n:>6} jobs: FAILED\n{proc.stderr.strip()}")
             return False
@@ -378,6 +398,8 @@ def main(argv=None) -> int:
     sp.add_argument("--stacks", default="kube-binpack",
                     help="comma-separated synthetic stacks: kube-binpack, kube-default, coscheduling, volcano, kueue, kai")
     sp.add_argument("--gpus-only", action="store_true", help="leave CPU and host memory out (as before issue 17)")
+    sp.add_argument("--parallel", action="store_true",
+                    help="run every (stack, size) point at once, each in its own process (CPU ratios stay valid)")
     sp = sub.add_parser("all", help="all three cases")
     _peer_args(sp)
     sp.add_argument("--philly-trace")
