@@ -256,11 +256,12 @@ class KaiScheduler(QueuedPolicy):
     def _may_reclaim(self, wl: "Workload") -> bool:
         """CanReclaimResources: allocated + the job within the fair share in every resource (and, for a
         non-preemptible job, within quota)."""
-        used, need = self.sim.queue_usage.get(wl.queue, {}), self._need(wl)
-        fair = self.fair[wl.queue]  # compute_fair_share sets every queue and every dimension each pass
-        if any(used.get(r, 0.0) + a > fair[r] + EPS for r, a in need.items()):
+        q, need = wl.queue, self._need(wl)
+        preemptible = wl.priority < PREEMPTIBLE_BELOW
+        if not can_reclaim_resources(self.sim.queue_usage.get(q, {}), need, self.fair[q], preemptible,
+                                     self._non_preemptible_alloc().get(q, {}), self._shares(q, "deserved")):
             return False
-        return self._over_quota(wl, need) is None
+        return preemptible or self._over_quota(wl, need) is None  # the ancestors' quotas too
 
     def _reclaim(self) -> None:
         sim = self.sim
@@ -401,6 +402,17 @@ def allocatable_share(deserved: float, fair: float, limit: float) -> float:
 def _less_equal(a: dict[str, float], b: dict[str, float]) -> bool:
     """ResourceQuantities.LessEqual over every resource (a missing one is 0)."""
     return all(a.get(r, 0.0) <= b.get(r, 0.0) + EPS for r in KAI_ORDER)
+
+
+def can_reclaim_resources(alloc: dict[str, float], need: dict[str, float], fair: dict[str, float],
+                          preemptible: bool, non_preemptible_alloc: dict[str, float],
+                          deserved: dict[str, float]) -> bool:
+    """Reclaimable.CanReclaimResources: the queue's allocation with the job stays within its fair share in
+    every resource (asked for or not); a non-preemptible job's non-preemptible allocation with the job also
+    within the deserved quota."""
+    if not _less_equal(add_into(dict(alloc), need), fair):
+        return False
+    return preemptible or _less_equal(add_into(dict(non_preemptible_alloc), need), deserved)
 
 
 def maintain_fair_share(victim_remaining: dict[str, float], victim_allocatable: dict[str, float]) -> bool:
