@@ -520,8 +520,11 @@ class VolcanoScheduler(QueuedPolicy):
             parts = [(m, k) for m, k in self._parts(wl) if k > 0]
             if all(sim.quick_fit(m, k) for m, k in parts):
                 continue
+            # Victims in the reverse of the queue order (framework VictimQueueOrderFn without a plugin's own:
+            # !QueueOrderFn - the lowest queue priority first, then the largest share), then by job.
             others = sorted((w for w in self._running() if w.queue != wl.queue and self.queues[w.queue].reclaimable),
-                            key=lambda w: (-self._share(w.queue), w.priority, -(w.first_start or 0.0), -w.uid))
+                            key=lambda w: (self.queues[w.queue].priority, -self._share(w.queue), w.priority,
+                                           -(w.first_start or 0.0), -w.uid))
             allow = self._reclaimable_from(wl)
             for m, k in parts:  # a PodGroup's roles each make room for their own pods
                 self._evict_for(m, k, others, "VolcanoReclaim", allow=allow)
