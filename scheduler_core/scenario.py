@@ -304,7 +304,21 @@ class KueueConfig(_Model):
                                             "domains, as requested or, without a request, packed node by node (§4.5)")
     topology_name: str = Field("default", description="name of the Topology object the flavors name (Kueue's "
                                                       "messages quote it)")
-    fair_sharing: bool = Field(False, description="order admission by dominant resource share (§4.4)")
+    fair_sharing: bool = Field(False, description="fairSharing: order admission and choose preemption victims by "
+                                                  "dominant resource share (§4.4)")
+    fair_sharing_preemption_strategies: list[Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]] = Field(
+        default_factory=lambda: ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+        description="fairSharing.preemptionStrategies (Kueue's default: both, in this order)")
+
+    @field_validator("fair_sharing_preemption_strategies")
+    @classmethod
+    def _strategies(cls, v: list[str]) -> list[str]:
+        # Kueue's validation: one strategy, or LessThanOrEqualToFinalShare then LessThanInitialShare.
+        if v not in (["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"],
+                     ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]):
+            raise ValueError("fair_sharing_preemption_strategies: one strategy, or LessThanOrEqualToFinalShare "
+                             "then LessThanInitialShare")
+        return v
 
 
 class KaiResourceQuota(_Model):

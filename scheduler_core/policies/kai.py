@@ -63,6 +63,7 @@ class KaiScheduler(QueuedPolicy):
         self.leaves = [q.name for q in self.cfg.queues if q.name not in self.children]
         self.fair: dict[str, dict[str, float]] = {q: {} for q in self.qspec}
         self._non_preemptible: dict[str, dict[str, float]] | None = None
+        self._fair_input: tuple | None = None
 
     def _param(self, name: str, r: str) -> tuple[float, float, float]:
         """(quota, over_quota_weight, limit) of queue ``name`` for resource ``r``."""
@@ -76,6 +77,11 @@ class KaiScheduler(QueuedPolicy):
     def compute_fair_share(self) -> None:
         sim = self.sim
         leaf = {q: add_into(dict(sim.queue_usage.get(q, {})), sim.queue_pending.get(q, {})) for q in self.leaves}
+        # The division depends only on the leaves' demand: unchanged since the last pass, so is the fair share.
+        stamp = tuple((q, tuple(sorted(d.items()))) for q, d in leaf.items())
+        if stamp == self._fair_input:
+            return
+        self._fair_input = stamp
         self.fair = {q: {} for q in self.qspec}
         for r in DIMENSIONS:
             demand: dict[str, float] = {}
@@ -218,36 +224,44 @@ class KaiScheduler(QueuedPolicy):
         for key in self.pass_keys():
             by_queue.setdefault(key[0], []).append(key)
         scans = {q: self.queue.scan(self._order, keys) for q, keys in by_queue.items()}
-        while True:
-            live = [q for q in scans if scans[q].has_next()]
-            if not live:
-                break
-            qname = min(live, key=lambda q: (-self.qspec[q].priority, self._saturation(q), q))
+        # Allocating to a leaf queue changes only its own saturation and scan: the others' ranks are kept.
+        rank = {q: (-self.qspec[q].priority, self._saturation(q), q) for q in scans if scans[q].has_next()}
+        while rank:
+            qname = min(rank, key=rank.__getitem__)
             scan = scans[qname]
             key, wl = scan.next()
-            if self._held(wl) is not None:
-                scan.fail(key)
-                continue
-            strategy, level = self._strategy(wl)
-            before = len(wl.pods)
-            if self.place_gang(wl, strategy, level):
-                if wl.priority >= PREEMPTIBLE_BELOW and self._non_preemptible is not None:
-                    name: str | None = wl.queue
-                    while name is not None:
-                        add_into(self._non_preemptible.setdefault(name, {}), wl.request.share, len(wl.pods) - before)
-                        name = self.qspec[name].parent
-                scan.done(key) if wl.pending <= 0 else scan.keep(key)
+            self._try(scan, key, wl)
+            if scan.has_next():
+                rank[qname] = (-self.qspec[qname].priority, self._saturation(qname), qname)
             else:
-                scan.fail(key)
+                del rank[qname]
+
+    def _try(self, scan, key, wl: "Workload") -> None:
+        """One allocation attempt for the head job ``wl`` of bucket ``key``."""
+        if self._held(wl) is not None:
+            scan.fail(key)
+            return
+        strategy, level = self._strategy(wl)
+        before = len(wl.pods)
+        if self.place_gang(wl, strategy, level):
+            if wl.priority >= PREEMPTIBLE_BELOW and self._non_preemptible is not None:
+                name: str | None = wl.queue
+                while name is not None:
+                    add_into(self._non_preemptible.setdefault(name, {}), wl.request.share, len(wl.pods) - before)
+                    name = self.qspec[name].parent
+            scan.done(key) if wl.pending <= 0 else scan.keep(key)
+        else:
+            scan.fail(key)
 
     def _may_reclaim(self, wl: "Workload") -> bool:
         """CanReclaimResources: allocated + the job within the fair share in every resource (and, for a
         non-preemptible job, within quota)."""
-        used, need = self.sim.queue_usage.get(wl.queue, {}), self._need(wl)
-        fair = self.fair[wl.queue]  # compute_fair_share sets every queue and every dimension each pass
-        if any(used.get(r, 0.0) + a > fair[r] + EPS for r, a in need.items()):
+        q, need = wl.queue, self._need(wl)
+        preemptible = wl.priority < PREEMPTIBLE_BELOW
+        if not can_reclaim_resources(self.sim.queue_usage.get(q, {}), need, self.fair[q], preemptible,
+                                     self._non_preemptible_alloc().get(q, {}), self._shares(q, "deserved")):
             return False
-        return self._over_quota(wl, need) is None
+        return preemptible or self._over_quota(wl, need) is None  # the ancestors' quotas too
 
     def _reclaim(self) -> None:
         sim = self.sim
@@ -281,16 +295,25 @@ class KaiScheduler(QueuedPolicy):
             victims.sort(key=lambda v: (-self._saturation(v.queue), v.priority,
                                         v.first_start is not None, -(v.first_start or 0.0), -v.uid))
             chosen: list = []
-            left: dict[str, dict[str, float]] = {}
+            left: dict[str, dict[str, float]] = {}  # KAI's remainingResourcesMap: per queue and ancestor
             probe = sim.eviction_probe(wl, need_pods)
+            need = self._need(wl)
             for v in victims:
+                # The strategies judge the victim's queue as it stands before this job goes (KAI's reclaimable.go
+                # reclaimResourcesFromReclaimees), at the level where its path parts from the reclaimer's.
+                mine, theirs = self._leveled(wl.queue, v.queue)
+                remaining = left.get(theirs)
+                if remaining is None:
+                    remaining = self._tree_usage(theirs, usage)
+                if not self._fits_reclaim_strategy(need, mine, self._tree_usage(mine, usage), theirs, remaining):
+                    continue
                 freed = scaled(v.request.share, len(v.pods))
-                after = add_into(dict(left.get(v.queue, usage.get(v.queue, {}))), freed, -1.0)
-                fair = self.fair[v.queue]
-                if not any(a > 0 and after.get(r, 0.0) >= fair[r] - EPS for r, a in freed.items()):
-                    continue  # would push the victim queue below its own fair share
+                name: str | None = v.queue
+                while name is not None:  # the job leaves its queue and every ancestor
+                    base = left.get(name)
+                    left[name] = add_into(dict(self._tree_usage(name, usage) if base is None else base), freed, -1.0)
+                    name = self.qspec[name].parent
                 chosen.append(v)
-                left[v.queue] = after
                 probe.add(v.pods)
                 if probe.fits():
                     break
@@ -304,8 +327,55 @@ class KaiScheduler(QueuedPolicy):
                 continue
             for v in chosen:
                 sim.evict(v, "KaiReclaim")
-            usage.update(left)  # the next reclaimer of this pass sees the victims' queues without them
+            usage.update({q: x for q, x in left.items() if q in self.leaves})  # later reclaimers see them gone
             wl.nominated_until = sim.now + sim.params.termination_grace + 1e-6
+
+    def _path(self, name: str) -> list[str]:
+        path: list[str] = []
+        node: str | None = name
+        while node is not None:
+            path.append(node)
+            node = self.qspec[node].parent
+        return path[::-1]
+
+    def _leveled(self, reclaimer: str, victim: str) -> tuple[str, str]:
+        """KAI's getLeveledQueues: the two queues where the paths from the root part (siblings)."""
+        a, b = self._path(reclaimer), self._path(victim)
+        pair = (a[0], b[0])
+        for x, y in zip(a, b):
+            pair = (x, y)
+            if x != y:
+                break
+        return pair
+
+    def _tree_usage(self, name: str, usage: dict[str, dict[str, float]]) -> dict[str, float]:
+        """A queue's allocation in the reclaim session: its own (a leaf) or its leaves' (a parent)."""
+        if name not in self.children:
+            return usage.get(name, {})
+        out: dict[str, float] = {}
+        for c in self.children[name]:
+            add_into(out, self._tree_usage(c, usage))
+        return out
+
+    def _fits_reclaim_strategy(self, need: dict[str, float], mine: str, mine_alloc: dict[str, float], theirs: str,
+                               remaining: dict[str, float]) -> bool:
+        """KAI's reclaim strategies (proportion/reclaimable/strategies): MaintainFairShare - the victim queue
+        holds more than its allocatable share (max(deserved, fair share), within its limit) in some resource;
+        or GuaranteeDeservedQuota - the reclaimer stays within its deserved quota in every resource with the
+        job, and the victim queue holds more than its deserved quota in some resource."""
+        return maintain_fair_share(remaining, self._shares(theirs, "allocatable")) or guarantee_deserved_quota(
+            need, mine_alloc, self._shares(mine, "deserved"), remaining, self._shares(theirs, "deserved"))
+
+    def _shares(self, q: str, which: str) -> dict[str, float]:
+        """A queue's deserved quota (-1 unlimited: infinite) or allocatable share per resource."""
+        out = {}
+        for r in KAI_ORDER:
+            quota, _, limit = self._param(q, r)
+            if which == "deserved":
+                out[r] = INF if quota < 0 else quota
+            else:
+                out[r] = allocatable_share(quota, self.fair[q].get(r, 0.0), limit)
+        return out
 
     # -- explanation ----------------------------------------------------------------
     def explain(self, wl: "Workload") -> str:
@@ -317,3 +387,44 @@ class KaiScheduler(QueuedPolicy):
             if held is not None:
                 return held
         return super().explain(wl)
+
+
+# -- KAI's reclaim strategies as pure functions (pkg/scheduler/plugins/proportion/reclaimable/strategies) -------------
+def allocatable_share(deserved: float, fair: float, limit: float) -> float:
+    """ResourceShare.GetAllocatableShare: max(deserved, fair share) within the limit; deserved -1 (unlimited)
+    gives the limit (-1: infinite)."""
+    lim = INF if limit < 0 else limit
+    if deserved < 0:
+        return lim
+    return min(lim, max(deserved, fair))
+
+
+def _less_equal(a: dict[str, float], b: dict[str, float]) -> bool:
+    """ResourceQuantities.LessEqual over every resource (a missing one is 0)."""
+    return all(a.get(r, 0.0) <= b.get(r, 0.0) + EPS for r in KAI_ORDER)
+
+
+def can_reclaim_resources(alloc: dict[str, float], need: dict[str, float], fair: dict[str, float],
+                          preemptible: bool, non_preemptible_alloc: dict[str, float],
+                          deserved: dict[str, float]) -> bool:
+    """Reclaimable.CanReclaimResources: the queue's allocation with the job stays within its fair share in
+    every resource (asked for or not); a non-preemptible job's non-preemptible allocation with the job also
+    within the deserved quota."""
+    if not _less_equal(add_into(dict(alloc), need), fair):
+        return False
+    return preemptible or _less_equal(add_into(dict(non_preemptible_alloc), need), deserved)
+
+
+def maintain_fair_share(victim_remaining: dict[str, float], victim_allocatable: dict[str, float]) -> bool:
+    """MaintainFairShareStrategy: the victim queue's remaining allocation exceeds its allocatable share somewhere."""
+    return not _less_equal(victim_remaining, victim_allocatable)
+
+
+def guarantee_deserved_quota(need: dict[str, float], reclaimer_alloc: dict[str, float],
+                             reclaimer_deserved: dict[str, float], victim_remaining: dict[str, float],
+                             victim_deserved: dict[str, float]) -> bool:
+    """GuaranteeDeservedQuotaStrategy: the reclaimer with the job stays within its deserved quota in every
+    resource, and the victim queue's remaining allocation exceeds its deserved quota in some resource."""
+    if not _less_equal(add_into(dict(reclaimer_alloc), need), reclaimer_deserved):
+        return False
+    return not _less_equal(victim_remaining, victim_deserved)

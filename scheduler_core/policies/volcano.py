@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 from scheduler_core.cluster import GPU
 from scheduler_core.metrics import water_fill
-from scheduler_core.policies.base import QueuedPolicy
+from scheduler_core.policies.base import QueuedPolicy, ShapeQueue
 from scheduler_core.resources import EPS, INF, add_into, all_reached, any_above, exceeded, pods_within, quantity, scaled
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -59,8 +59,18 @@ class VolcanoScheduler(QueuedPolicy):
         self.proportion = "proportion" in self.plugins  # water-filled deserved, allocation up to it
         self.inqueue: set[int] = set()
         self._by_uid: dict[int, "Workload"] = {}
+        # Incremental passes (issue 34): the jobs of each bucket not yet Inqueue, in the bucket's FIFO
+        # order, so that enqueue never walks the Inqueue backlog; per queue, the Inqueue jobs and the
+        # resources they wait for, recomputed only for queues whose jobs changed since the last pass.
+        self.unqueued = ShapeQueue()
+        self._inq_members: dict[str, dict[int, "Workload"]] = {q: {} for q in self.queues}
+        self._inq_cache: dict[str, dict[str, float]] = {}
+        self._inq_dirty: set[str] = set(self.queues)
+        self._deserved_input: tuple | None = None
+        self._key_order: dict = {}
         self.real = {n: self._real_capability(q) for n, q in self.queues.items()}
-        self.deserved: dict[str, dict[str, float]] = {q: {} for q in self.queues}
+        self._demand: dict[str, dict[str, float]] | None = None  # this session's demand, not yet water-filled
+        self._deserved: dict[str, dict[str, float]] = {q: {} for q in self.queues}
 
     # -- PodGroups with task roles: the group's first role stands for it in the queue ----------------
     def key(self, wl: "Workload"):
@@ -69,28 +79,47 @@ class VolcanoScheduler(QueuedPolicy):
         return super().key(wl)
 
     def enqueue(self, wl: "Workload") -> None:
-        if wl.group is None:
-            return super().enqueue(wl)
-        if wl.group.pending > 0:
-            leader = wl.group.leader
-            key = self.key(leader)
-            self.queue.push(leader, key, self.sim.now)
-            self.new_keys.add(key)
+        self._inq_dirty.add(wl.queue)
+        head = wl if wl.group is None else wl.group.leader
+        if self._pending(wl) <= 0:
+            return
+        key = self.key(head)
+        if head.uid not in self.queue.member and head.uid not in self.inqueue:
+            self.unqueued.push(head, key, self.sim.now)
+        self.queue.push(head, key, self.sim.now)
+        self.new_keys.add(key)
 
     def remove(self, wl: "Workload") -> None:
+        self._inq_dirty.add(wl.queue)
         if wl.group is None:
+            self.unqueued.remove(wl)
             return super().remove(wl)
         if wl.group.pending <= 0:
+            self.unqueued.remove(wl.group.leader)
             self.queue.remove(wl.group.leader)
 
     def on_finish(self, wl: "Workload") -> None:
+        self._inq_dirty.add(wl.queue)
         if wl.group is not None:
             if any(not m.finished for m in wl.group.members):
                 return
             wl = wl.group.leader
         super().on_finish(wl)
+        self.unqueued.remove(wl)
+        self._leave_inqueue(wl)
+
+    def _join_inqueue(self, wl: "Workload") -> None:
+        self.inqueue.add(wl.uid)
+        self._by_uid[wl.uid] = wl
+        self._inq_members[wl.queue][wl.uid] = wl
+        self._inq_dirty.add(wl.queue)
+        self.unqueued.remove(wl)
+
+    def _leave_inqueue(self, wl: "Workload") -> None:
         self.inqueue.discard(wl.uid)
         self._by_uid.pop(wl.uid, None)
+        self._inq_members[wl.queue].pop(wl.uid, None)
+        self._inq_dirty.add(wl.queue)
 
     @staticmethod
     def _pending(wl: "Workload") -> int:
@@ -132,19 +161,41 @@ class VolcanoScheduler(QueuedPolicy):
         return real
 
     def compute_deserved(self) -> None:
+        """Take the queues' demand for this session; deserved follows from it (computed when first read)."""
         if self.capacity:
             # capacity plugin: the configured deserved, within realCapability, at least the guarantee.
-            self.deserved = {}
+            self._deserved = {}
             for n, q in self.queues.items():
                 d = {r: min(x, self.real[n].get(r, INF)) for r, x in (q.deserved or {}).items()}
                 for r, g in q.guarantee.items():
                     d[r] = max(d.get(r, 0.0), g)
-                self.deserved[n] = d
+                self._deserved[n] = d
             return
         sim = self.sim
-        demand = {n: add_into(dict(self._used(n)), sim.queue_pending.get(n, {})) for n in self.queues}
+        self._demand = {n: add_into(dict(self._used(n)), sim.queue_pending.get(n, {})) for n in self.queues}
+
+    @property
+    def deserved(self) -> dict[str, dict[str, float]]:
+        """proportion: the weighted water-filling of the session's demand (the queues' allocation plus their
+        pending pods), recomputed only when the demand changed - many sessions read none of it."""
+        demand = self._demand
+        if demand is not None:
+            self._demand = None
+            # The water-filling depends only on the queues' demand: unchanged since it was done, so is deserved.
+            stamp = tuple((n, tuple(sorted(d.items()))) for n, d in demand.items())
+            if stamp != self._deserved_input:
+                self._deserved_input = stamp
+                self._water_fill(demand)
+        return self._deserved
+
+    @deserved.setter
+    def deserved(self, value: dict[str, dict[str, float]]) -> None:
+        self._demand, self._deserved = None, value
+
+    def _water_fill(self, demand: dict[str, dict[str, float]]) -> None:
+        sim = self.sim
         weights = {n: float(q.weight) for n, q in self.queues.items()}
-        self.deserved = {n: {} for n in self.queues}
+        self._deserved = {n: {} for n in self.queues}
         for r in set(sim.capacity_total).union(*demand.values()):
             caps = {n: min(demand[n].get(r, 0.0), self.real[n].get(r, INF)) for n in self.queues}
             guar = {n: min(q.guarantee.get(r, 0.0), caps[n]) for n, q in self.queues.items()}
@@ -155,7 +206,7 @@ class VolcanoScheduler(QueuedPolicy):
                 extra = water_fill(max(0.0, total - sum(guar.values())), {n: caps[n] - guar[n] for n in caps}, weights)
                 share = {n: guar[n] + extra[n] for n in caps}
             for n in self.queues:
-                self.deserved[n][r] = share[n]
+                self._deserved[n][r] = share[n]
 
     def _share(self, qname: str) -> float:
         """Volcano's queue share: the largest allocated / deserved over the deserved dimensions."""
@@ -193,13 +244,18 @@ class VolcanoScheduler(QueuedPolicy):
             self._reclaim()
 
     def _inqueue_usage(self) -> dict[str, dict[str, float]]:
-        inq: dict[str, dict[str, float]] = {q: {} for q in self.queues}
-        for uid in sorted(self.inqueue):
-            wl = self._by_uid.get(uid)
-            if wl is not None:
+        """Per queue, the resources its Inqueue jobs' pending pods ask for (a fresh copy the caller may
+        change).  Summed in uid order, as a whole recount would; only queues whose jobs changed are recounted."""
+        for q in self._inq_dirty:
+            acc: dict[str, float] = {}
+            members = self._inq_members[q]
+            for uid in sorted(members):
+                wl = members[uid]
                 for m in (wl.group.members if wl.group is not None else (wl,)):
-                    add_into(inq[wl.queue], m.request.share, m.pending)
-        return inq
+                    add_into(acc, m.request.share, m.pending)
+            self._inq_cache[q] = acc
+        self._inq_dirty.clear()
+        return {q: dict(self._inq_cache[q]) for q in self.queues}
 
     def _committed(self, inq: dict[str, dict[str, float]]) -> dict[str, float]:
         """What the overcommit plugin counts as taken: every queue's allocation plus its inqueue jobs' minima."""
@@ -226,17 +282,32 @@ class VolcanoScheduler(QueuedPolicy):
                     return "queue resource quota insufficient: " + ", ".join(f"insufficient {r}" for r in names)
         return None
 
+    def _enqueue_order(self, key) -> tuple:
+        order = self._key_order.get(key)
+        if order is None:
+            order = self._key_order[key] = (key[0], -key[1], str(key[2:]))
+        return order
+
     def _enqueue(self) -> None:
         inq = self._inqueue_usage()
         committed = self._committed(inq) if "overcommit" in self.cfg.plugins else None
-        for key in sorted(self.pass_keys(), key=lambda k: (k[0], -k[1], str(k[2:]))):
-            for wl in self.queue.iter_bucket(key):
-                if wl.uid in self.inqueue:
+        member = self.queue.member
+        # Only buckets holding jobs not yet Inqueue have anything to enqueue: the pass's buckets among those.
+        if self.sim.full_pass:
+            keys = list(self.unqueued.buckets)
+        else:
+            queues = {k[0] for k in self.new_keys}
+            keys = [k for k in self.unqueued.buckets if k[0] in queues]
+        for key in sorted(keys, key=self._enqueue_order):
+            # The bucket's jobs not yet Inqueue, in its FIFO order (the Inqueue ones are skipped as before).
+            while (wl := self.unqueued.head(key)) is not None:
+                entry = member.get(wl.uid)
+                if entry is None or entry[0] != key or wl.uid in self.inqueue:
+                    self.unqueued.remove(wl)  # left the scheduler queue meanwhile: not a job to enqueue
                     continue
                 if self._enqueue_rejection(wl, inq, committed) is not None:
                     break  # queue or cluster full for this shape: later ones are no smaller
-                self.inqueue.add(wl.uid)
-                self._by_uid[wl.uid] = wl
+                self._join_inqueue(wl)
                 minimum = self._need(wl.group.floor() if wl.group is not None else [(wl, wl.min_member)])
                 add_into(inq[wl.queue], minimum)
                 if committed is not None:
@@ -256,39 +327,44 @@ class VolcanoScheduler(QueuedPolicy):
         return (prio, wl.enqueued_at, wl.seq)
 
     def _allocate(self) -> None:
-        sim = self.sim
         gang = "gang" in self.plugins
+        gated = "enqueue" in self.actions
         by_queue: dict[str, list] = {}
         for key in self.pass_keys():
+            if gated:
+                head = self.queue.head(key)
+                if head is None or head.uid not in self.inqueue:
+                    continue  # a job not Inqueue is not allocated: its bucket would fail at once
             by_queue.setdefault(key[0], []).append(key)
         scans = {q: self.queue.scan(self._order, keys) for q, keys in by_queue.items()}
-        blocked: set[str] = set()
-        while True:
-            live = [q for q in scans if q not in blocked and scans[q].has_next()]
-            if not live:
-                break
-            qname = min(live, key=lambda q: (-self.queues[q].priority, self._share(q), q))
+        # Only the queue allocated to changes its share and its scan: the others' are kept across steps.
+        order = {q: (-self.queues[q].priority, self._share(q), q) for q in scans if scans[q].has_next()}
+        while order:
+            qname = min(order, key=order.__getitem__)
             scan = scans[qname]
             key, wl = scan.next()
-            if "enqueue" in self.actions and wl.uid not in self.inqueue:
-                scan.fail(key)
-                continue
-            if self._overused(qname):
-                blocked.add(qname)  # overused (deserved <= allocated): skipped for the session
-                continue
-            bound = self._bound(qname)
-            if bound is not None and exceeded(self._used(qname), self._floor(wl), bound):
-                scan.fail(key)  # its tasks would not all be allocatable within the queue's bound
-                continue
-            if wl.group is not None:
-                ok = self._place_group(wl, bound)
-                if ok and wl.group.pending <= 0:
-                    self.inqueue.discard(wl.uid)
-                    self._by_uid.pop(wl.uid, None)
-                    scan.done(key)
-                else:
-                    scan.keep(key) if ok else scan.fail(key)
-                continue
+            if self._step(qname, scan, key, wl, gang) and scan.has_next():
+                order[qname] = (-self.queues[qname].priority, self._share(qname), qname)
+            else:
+                del order[qname]  # drained, or overused: skipped for the rest of the session
+
+    def _step(self, qname: str, scan, key, wl: "Workload", gang: bool) -> bool:
+        """One allocate step for the head job ``wl`` of bucket ``key`` of queue ``qname``; False when the
+        queue is overused (deserved <= allocated) and is skipped for the session."""
+        sim = self.sim
+        if "enqueue" in self.actions and wl.uid not in self.inqueue:
+            scan.fail(key)
+            return True
+        if self._overused(qname):
+            return False
+        bound = self._bound(qname)
+        if bound is not None and exceeded(self._used(qname), self._floor(wl), bound):
+            scan.fail(key)  # its tasks would not all be allocatable within the queue's bound
+            return True
+        if wl.group is not None:
+            ok = self._place_group(wl, bound)
+            pending = wl.group.pending
+        else:
             max_pods = None
             if bound is not None:
                 # every pod, not only the gang minimum, stays within the bound; pods past it wait
@@ -300,14 +376,17 @@ class VolcanoScheduler(QueuedPolicy):
                 ok = self.place_gang(wl, strategy, level, max_pods)
             else:
                 ok = sim.place_pods_individually(wl, strategy, max_pods) > 0
-            if ok and wl.pending <= 0:
-                self.inqueue.discard(wl.uid)
-                self._by_uid.pop(wl.uid, None)
-                scan.done(key)
-            elif ok:
-                scan.keep(key)
-            else:
-                scan.fail(key)
+            pending = wl.pending
+        if ok:
+            self._inq_dirty.add(wl.queue)
+        if ok and pending <= 0:
+            self._leave_inqueue(wl)
+            scan.done(key)
+        elif ok:
+            scan.keep(key)
+        else:
+            scan.fail(key)
+        return True
 
     def _place_group(self, wl: "Workload", bound: dict[str, float] | None) -> bool:
         """All roles of a PodGroup at once: every pending pod when the queue's bound allows and they fit,
@@ -441,8 +520,11 @@ class VolcanoScheduler(QueuedPolicy):
             parts = [(m, k) for m, k in self._parts(wl) if k > 0]
             if all(sim.quick_fit(m, k) for m, k in parts):
                 continue
+            # Victims in the reverse of the queue order (framework VictimQueueOrderFn without a plugin's own:
+            # !QueueOrderFn - the lowest queue priority first, then the largest share), then by job.
             others = sorted((w for w in self._running() if w.queue != wl.queue and self.queues[w.queue].reclaimable),
-                            key=lambda w: (-self._share(w.queue), w.priority, -(w.first_start or 0.0), -w.uid))
+                            key=lambda w: (self.queues[w.queue].priority, -self._share(w.queue), w.priority,
+                                           -(w.first_start or 0.0), -w.uid))
             allow = self._reclaimable_from(wl)
             for m, k in parts:  # a PodGroup's roles each make room for their own pods
                 self._evict_for(m, k, others, "VolcanoReclaim", allow=allow)

@@ -95,12 +95,13 @@ def test_a_higher_priority_queue_allocates_first():
     assert start == {"a1": None, "b1": 60}
 
 
-def test_no_reclaim_that_would_leave_the_victim_queue_below_its_fair_share():
-    # b runs 6 + 2 GPUs with a fair share of 4 once a asks for 4.  Evicting b2 frees only 2; evicting b1 as
-    # well would leave b with 2 < 4, so KAI reclaims nothing and a1 waits.
+def test_a_victim_queue_above_its_fair_share_loses_whole_jobs_even_if_that_takes_it_below():
+    # b runs 6 + 2 GPUs with a fair share of 4 once a asks for 4.  KAI judges each victim against what its
+    # queue holds before that job goes (proportion/reclaimable/reclaimable.go reclaimResourcesFromReclaimees;
+    # MaintainFairShare): b holds 8 > 4, then 6 > 4, so b2 and then b1 go although b ends with 0 < 4.
     preempted, start = _reclaimed([{"name": "a", "quota": 4}, {"name": "b", "quota": 4}],
                                   [job("b1", 6, tenant="b"), job("b2", 2, tenant="b"), job("a1", 4, at=60)])
-    assert preempted == [] and start["a1"] is None
+    assert preempted == ["b2", "b1"] and start["a1"] == 90
 
 
 def test_pods_of_a_gang_still_waiting_for_its_other_workers_count_as_non_preemptible_allocation():
@@ -119,10 +120,12 @@ def test_pods_of_a_gang_still_waiting_for_its_other_workers_count_as_non_preempt
                                   "preemptible workload to go over quota.")
 
 
-def _reclaim_pass(docs, queues=("a", "b", "c", "d"), pool=NODE):
-    """Queues without quota (fair shares from demand alone): (time, workload) of each preemption, starts."""
+def _reclaim_pass(docs, queues=("a", "b", "c", "d"), pool=NODE, quotas=None):
+    """Queues without quota unless ``quotas`` names one (fair shares from demand alone): (time, workload) of each
+    preemption, starts."""
     tenants = [{"name": q, "queue": q} for q in queues]
-    r = simulate(minimal(pool=pool, stack=kai([{"name": q, "quota": 0} for q in queues]), workloads=docs, tenants=tenants))
+    stack = kai([{"name": q, "quota": (quotas or {}).get(q, 0)} for q in queues])
+    r = simulate(minimal(pool=pool, stack=stack, workloads=docs, tenants=tenants))
     return [(e.t, e.workload) for e in r.events.entries if e.kind == "preempt"], {w.name: w.start for w in r.workloads}
 
 
@@ -133,13 +136,15 @@ RECLAIM_PASS = ([job("a0", 1)] + [job(f"c{i}", 1, tenant="c") for i in range(4)]
                 + [job("a-more", 1, at=60), job("b-new", 2, tenant="b", at=60)])
 
 
-def test_the_least_served_queue_reclaims_first_and_no_queue_is_reclaimed_below_its_fair_share():
+def test_the_least_served_queue_reclaims_first_and_a_queue_at_its_fair_share_is_not_reclaimed():
     # b holds nothing (saturation 0) and goes before a (1 of its 2): b's job takes c's two newest. c is then
-    # at its fair share, so a's job finds no victim in that pass - c's terminating pods no longer count as
-    # c's (KAI's session counts a releasing pod in no queue), and c is never reclaimed down to 1.
+    # at its fair share - c's terminating pods no longer count as c's (KAI's session counts a releasing pod in
+    # no queue) - so a's job takes d's 3-GPU job instead: d holds 3 > 2 before it goes (MaintainFairShare).
     preempted, start = _reclaim_pass(RECLAIM_PASS)
-    assert preempted == [(60.0, "c3"), (60.0, "c2")]
-    assert start["b-new"] == 90.0 and start["a-more"] is None
+    # (d0, requeued and older, then takes its GPUs back before a-more: the model does not pipeline released
+    # devices to the reclaimer - see docs/simulator-model.md, known gaps.)
+    assert preempted == [(60.0, "c3"), (60.0, "c2"), (60.0, "d0")]
+    assert start["b-new"] == 90.0
 
 
 def test_a_reclaimer_that_cannot_reclaim_does_not_stop_the_ones_after_it():
@@ -196,15 +201,15 @@ def test_a_starving_job_that_fits_by_count_does_not_stop_the_reclaim_for_the_job
 
 
 def test_a_reclaimer_whose_victims_would_not_make_room_does_not_stop_the_reclaim_for_the_jobs_after_it():
-    # Two 8-GPU nodes, fair shares a 2, b 2, c 6, d 6. d runs one 8-GPU job on g0 (taking it would leave d
-    # below its share), c eight 1-GPU jobs on g1 (2 over its share). a's job, pinned to g0 and first in the
-    # pass, is within its share, but only d's job could make room for it: it evicts nothing. b's 2-GPU job
-    # behind it still reclaims c's two newest.
+    # Two 8-GPU nodes; d's quota 8 holds its non-preemptible 8-GPU job on g0, fair shares a 2, b 2, c 4 of the
+    # rest; c runs eight 1-GPU jobs on g1 (4 over its share). a's job, pinned to g0 and first in the pass, is
+    # within its share, but only d's job could make room for it and it is no victim: it evicts nothing. b's
+    # 2-GPU job behind it still reclaims c's two newest.
     pool = {"node_groups": [{"name": g, "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8} for g in ("g0", "g1")]}
-    docs = ([{**job("d0", 8, tenant="d"), "node_group": "g0"}]
+    docs = ([{**job("d0", 8, tenant="d", priority=100), "node_group": "g0"}]
             + [{**job(f"c{i}", 1, tenant="c"), "node_group": "g1"} for i in range(8)]
             + [{**job("pinned", 2, at=60), "node_group": "g0"}, job("bnew", 2, tenant="b", at=60)])
-    preempted, start = _reclaim_pass(docs, queues="abcd", pool=pool)
+    preempted, start = _reclaim_pass(docs, queues="abcd", pool=pool, quotas={"d": 8})
     assert preempted == [(60.0, "c7"), (60.0, "c6")]
     assert start["bnew"] == 90.0 and start["pinned"] is None
 

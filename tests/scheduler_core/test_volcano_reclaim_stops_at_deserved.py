@@ -47,3 +47,14 @@ def test_two_reclaimers_in_one_session_never_take_a_queue_below_its_deserved_sha
     reclaimed_from_c = [e.workload for e in r.events.entries if e.kind == "preempt" and e.workload.startswith("c")]
     assert len(reclaimed_from_c) <= 2, reclaimed_from_c
     assert {w.name: w.start for w in r.workloads if w.name in ("a-more", "b-new")} == {"a-more": 90.0, "b-new": 90.0}
+
+
+def test_victims_come_from_the_lowest_priority_queue_first():
+    # 6 GPUs, three queues deserving 2 each; q1 (priority 0) and q3 (priority 2) both run 3 pods, one over.
+    # Volcano orders reclaim victims by the reverse of the queue order (session_plugins.go
+    # BuildVictimsPriorityQueue / VictimQueueOrderFn): the lower-priority queue q1 gives its pod, although
+    # q3's job is newer (the model used to take the newest job first, ignoring queue priority).
+    queues = [{"name": "q1", "priority": 0}, {"name": "q2"}, {"name": "q3", "priority": 2}]
+    _, evicted = run_volcano([6], queues, [("a", "q1", 3, 1, 1, 0), ("c", "q3", 3, 1, 1, 0)],
+                             [("new", "q2", 1, 1, 1, 0)], actions=ACTIONS)
+    assert evicted == {"a": 1}

@@ -191,10 +191,11 @@ def test_a_gang_counts_as_starving_while_its_group_still_waits_for_pods_even_if_
 def test_a_podgroup_leaves_the_queues_inqueue_reservation_once_every_role_has_finished(finished, released):
     # The enqueue action reserves a job's minimum while it is inqueue; a PodGroup whose roles all ended
     # (done, failed or stopped) gives that reservation back, or its queue stays full for the jobs behind it.
-    master, worker = (SimpleNamespace(uid=uid, finished=f) for uid, f in zip((1, 2), finished))
+    master, worker = (SimpleNamespace(uid=uid, finished=f, queue="q") for uid, f in zip((1, 2), finished))
     master.group = worker.group = SimpleNamespace(members=[master, worker], leader=master)
     policy = VolcanoScheduler.__new__(VolcanoScheduler)  # only its queue and inqueue bookkeeping are read
     policy.queue, policy.inqueue, policy._by_uid = ShapeQueue(), {1}, {1: master}
+    policy.unqueued, policy._inq_members, policy._inq_dirty = ShapeQueue(), {"q": {1: master}}, set()
     policy.on_finish(worker)
     assert (policy.inqueue == set()) is released and (policy._by_uid == {}) is released
 
@@ -204,11 +205,11 @@ def test_a_podgroup_leaves_the_queue_once_no_role_has_a_pod_pending(group_pendin
     # A role's pending pods are dropped (the job was evicted, failed or finished): the PodGroup stays
     # queued while another role still waits for pods, else it leaves, so no idle GPU is counted as
     # stranded for a shape nobody waits for.
-    master = SimpleNamespace(uid=1, request="1 GPU", node_group=None, enqueued_at=None)
-    worker = SimpleNamespace(uid=2, request="8 GPUs", node_group=None, enqueued_at=None)
+    master = SimpleNamespace(uid=1, request="1 GPU", node_group=None, enqueued_at=None, queue="q")
+    worker = SimpleNamespace(uid=2, request="8 GPUs", node_group=None, enqueued_at=None, queue="q")
     master.group = worker.group = SimpleNamespace(members=[master, worker], leader=master, pending=group_pending)
-    policy = VolcanoScheduler.__new__(VolcanoScheduler)  # only its queue is read
-    policy.queue = ShapeQueue()
+    policy = VolcanoScheduler.__new__(VolcanoScheduler)  # only its queues are read
+    policy.queue, policy.unqueued, policy._inq_dirty = ShapeQueue(), ShapeQueue(), set()
     policy.queue.push(master, ("q", 0, "1 GPU"), now=0.0)
     policy.remove(worker)
     assert (policy.queue.head(("q", 0, "1 GPU")) is master) is still_queued

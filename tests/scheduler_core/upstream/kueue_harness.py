@@ -89,3 +89,36 @@ def admit_cycle(cqs: list[dict], workloads: list[tuple], details: bool = False) 
         if e.kind == "admit" and e.t == 0.0:
             out[e.workload] = e.detail if details else e.detail.split("flavor ", 1)[1].split(" ", 1)[0]
     return out
+
+
+def run_fair_case(cqs: list[dict], admitted: list[tuple[str, str, int, float]], incoming: tuple[str, int, float],
+                  weights: dict[str, float] | None = None, strategies: list[str] | None = None, scale: int = 2):
+    """A fair-sharing preemption case (kueue pkg/scheduler/preemption/preemption_fair_test.go): fairSharing on,
+    every admitted workload reserved at t=0 (upstream reserves them all at ``now`` and sets each UID to its
+    name, so ties go by name: they are submitted in name order), the incoming one at t=60.  Requests and
+    quotas are multiplied by ``scale`` so that upstream's half CPUs are whole GPUs (shares are ratios, so
+    unchanged).  Returns {(victim, reason)} preempted at t=60."""
+    cqs = [dict(c) for c in cqs]
+    for c in cqs:
+        c["flavors"] = [{"name": f["name"], "quotas": {r: {k: v * scale for k, v in q.items()}
+                                                        for r, q in f["quotas"].items()}} for f in c["flavors"]]
+        if weights and c["name"] in weights:
+            c["fair_sharing_weight"] = weights[c["name"]]
+    docs = []
+    for name, queue, prio, req in sorted(admitted):
+        docs.append({"kind": "batch", "name": name, "tenant": queue, "priority": prio,
+                     "gpus_per_worker": int(req * scale), "duration": "10h", "arrival": {"at": 0.0}})
+    queue, prio, req = incoming
+    docs.append({"kind": "batch", "name": "in", "tenant": queue, "priority": prio,
+                 "gpus_per_worker": int(req * scale), "duration": "10h", "arrival": {"at": PREEMPT_AT}})
+    kueue = {"cluster_queues": cqs, "fair_sharing": True}
+    if strategies:
+        kueue["fair_sharing_preemption_strategies"] = strategies
+    stack = {"control_plane": {"scheduler": "kube-default", "admission": "kueue", "kueue": kueue}}
+    r = simulate({"name": "kueue-fair-case", "horizon": "2h", "pool": BIG_POOL, "stack": stack, "workloads": docs})
+    admitted_at_start = {e.workload for e in r.events.entries if e.kind == "admit" and e.t == 0.0}
+    assert admitted_at_start == {a[0] for a in admitted}, "the case's admitted workloads must all be admitted"
+    # Upstream's table is one preemption decision: the preemptions made for the incoming workload (a victim
+    # requeued at once may preempt in turn in the same pass here).
+    return {(e.workload, e.detail.split(":", 1)[0].removeprefix("Kueue"))
+            for e in r.events.entries if e.kind == "preempt" and e.t == PREEMPT_AT and "(in)" in e.detail}
