@@ -104,8 +104,15 @@ def port_base() -> int:
 
 
 def build_dir(module: str) -> Path:
-    """controlplane/build.sh MODULE: the cached bin directory (builds on first use)."""
-    proc = subprocess.run([str(BUILD), module], capture_output=True, text=True)
+    """controlplane/build.sh MODULE: the cached bin directory (builds on first use). One build of a module
+    at a time: build.sh starts a missing build afresh, so a second caller waits for the first."""
+    import fcntl
+
+    cache = Path(os.environ.get("ATLAS_CONTROLPLANE_CACHE", Path.home() / ".cache" / "atlas-controlplane"))
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / f".{module}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        proc = subprocess.run([str(BUILD), module], capture_output=True, text=True)
     if proc.returncode != 0:
         raise ComponentFailed(module, f"build failed: {proc.stderr.strip()[-3000:]}")
     return Path(proc.stdout.strip().splitlines()[-1])
@@ -325,8 +332,7 @@ class LocalPlane:
         c, p = self.certs, self.ports
         proc = self._spawn("kube-controller-manager", [
             str(exe), *self._serving_flags(p.controller_manager), f"--service-account-private-key-file={c.sa_key}",
-            f"--root-ca-file={c.ca}", "--controllers=*,-nodeipam,-service-lb-controller,-cloud-node-lifecycle-controller",
-            "--node-monitor-grace-period=60s"])
+            f"--root-ca-file={c.ca}", "--node-monitor-grace-period=60s"])
         self._wait(proc, lambda: self._https_ok(p.controller_manager, "/healthz"), "healthy")
 
     def _start_kube_scheduler(self, exe: Path) -> None:

@@ -27,6 +27,7 @@ HAMI_CORES_PER_GPU = 100  # HAMi's nvidia.com/gpucores: percent of one card
 # The controllers are quiet when nothing observed changed for QUIET_SECONDS (at most SETTLE_TIMEOUT).
 QUIET_SECONDS = 6.0
 SETTLE_TIMEOUT = 120.0
+WORKLOAD_GAP = 1.05
 PROBE_HORIZON = "10m"  # the simulator's instant: every example submitted at 0, observed shortly after
 PROBE_DURATION = "1000h"  # long enough that nothing finishes before the instant
 KUEUE = "kueue.x-k8s.io/v1beta2"
@@ -127,16 +128,30 @@ def create_nodes(kube: Kube, nodes: list[dict]) -> None:
 
 
 # --- the bundle ------------------------------------------------------------------------------
-def apply_bundle(kube: Kube, export) -> list[Rejected]:
-    rejected = []
+def _apply(kube: Kube, path: str, obj: dict, rejected: list[Rejected]) -> None:
+    try:
+        kube.apply(obj)
+    except KubeError as exc:
+        rejected.append(Rejected(path, obj.get("kind", "?"), obj.get("metadata", {}).get("name", "?"), exc.message))
+
+
+def bundle_workloads(export) -> list[tuple[str, dict]]:
+    return [(f.path, o) for f in export.files if f.kind == "manifests" and f.path.startswith("workloads/") for o in f.objects]
+
+
+def apply_bundle(kube: Kube, export, workloads: list[tuple[str, dict]] | None = None) -> list[Rejected]:
+    """Every object of the bundle in its install order; ``workloads`` (file, object) replace the bundle's
+    workloads/ files. Workloads go in one per WORKLOAD_GAP seconds: Kueue orders equal priorities by
+    creation time, which the API server keeps to the second."""
+    rejected: list[Rejected] = []
     for f in export.files:
-        if f.kind != "manifests":
-            continue
-        for obj in f.objects:
-            try:
-                kube.apply(obj)
-            except KubeError as exc:
-                rejected.append(Rejected(f.path, obj.get("kind", "?"), obj.get("metadata", {}).get("name", "?"), exc.message))
+        if f.kind == "manifests" and not f.path.startswith("workloads/"):
+            for obj in f.objects:
+                _apply(kube, f.path, obj, rejected)
+    for i, (path, obj) in enumerate(bundle_workloads(export) if workloads is None else workloads):
+        if i and obj["kind"] != "ResourceClaimTemplate":
+            time.sleep(WORKLOAD_GAP)
+        _apply(kube, path, obj, rejected)
     return rejected
 
 
@@ -169,12 +184,10 @@ def _condition(obj: dict, kind: str) -> dict | None:
     return next((c for c in obj.get("status", {}).get("conditions", []) if c["type"] == kind), None)
 
 
-def observe(kube: Kube, export) -> list[WorkloadResult]:
+def observe(kube: Kube, workloads: list[tuple[str, dict]]) -> list[WorkloadResult]:
     results = []
-    for f in export.files:
-        if not f.path.startswith("workloads/"):
-            continue
-        for obj in f.objects:
+    for path, obj in workloads:
+        if True:
             if obj["kind"] == "ResourceClaimTemplate":
                 continue
             meta = obj["metadata"]
@@ -202,7 +215,7 @@ def observe(kube: Kube, export) -> list[WorkloadResult]:
                 else:
                     cond = _condition(pod, "PodScheduled")
                     pending.append((cond or {}).get("message") or f"no scheduler has acted (schedulerName {pod['spec'].get('schedulerName')})")
-            results.append(WorkloadResult(f.path, obj["kind"], ns, name, admitted, message, len(pods), bound, sorted(set(pending))))
+            results.append(WorkloadResult(path, obj["kind"], ns, name, admitted, message, len(pods), bound, sorted(set(pending))))
     return results
 
 
@@ -270,36 +283,38 @@ def judge(results: list[WorkloadResult], answers: dict[str, object]) -> None:
         r.note = "; ".join(disagree)
 
 
-def try_scenario(kube: Kube, scenario: Scenario, *, export=None, progress: Callable[[str], None] | None = None) -> Trial:
+def try_scenario(kube: Kube, scenario: Scenario, *, export=None, workloads: list[dict] | None = None,
+                 progress: Callable[[str], None] | None = None) -> Trial:
+    """``workloads`` (objects) replace the bundle's one example per class and pool."""
     say = progress or (lambda _m: None)
     export = export or export_scenario(scenario)
+    items = bundle_workloads(export) if workloads is None else [("workloads", o) for o in workloads]
     say("creating KWOK nodes")
     nodes = kwok_nodes(scenario)
     create_nodes(kube, nodes)
     say("applying the bundle")
-    rejected = apply_bundle(kube, export)
-    namespaces = sorted({o["metadata"].get("namespace", "default") for f in export.files if f.path.startswith("workloads/")
-                         for o in f.objects})
+    rejected = apply_bundle(kube, export, items)
+    namespaces = sorted({o["metadata"].get("namespace", "default") for _, o in items})
     say("waiting for the controllers to settle")
     settled = settle(kube, namespaces)
-    results = observe(kube, export)
+    results = observe(kube, items)
     say("running the simulator on the same workloads")
     judge(results, simulator_answer(scenario, {r.name for r in results}))
     return Trial(scenario.name, len(nodes), rejected, results, settled)
 
 
-def clean(kube: Kube, scenario: Scenario, export=None) -> None:
+def clean(kube: Kube, scenario: Scenario, export=None, workloads: list[dict] | None = None) -> None:
     """Remove what try_scenario created, so the next scenario starts on an empty plane."""
     export = export or export_scenario(scenario)
-    for f in reversed(export.files):
-        if f.kind != "manifests" or f.path == "namespaces.yaml":
-            continue
-        for obj in f.objects:
-            meta = obj["metadata"]
-            try:
-                kube.delete(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
-            except KubeError:
-                pass
+    items = bundle_workloads(export) if workloads is None else [("workloads", o) for o in workloads]
+    others = [o for f in export.files if f.kind == "manifests" and not f.path.startswith("workloads/")
+              and f.path != "namespaces.yaml" for o in f.objects]
+    for obj in [o for _, o in items] + list(reversed(others)):
+        meta = obj["metadata"]
+        try:
+            kube.delete(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
+        except KubeError:
+            pass
     for group in scenario.pool.node_groups:
         for name in group.node_names():
             kube.delete("v1", "Node", name)
