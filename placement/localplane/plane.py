@@ -410,7 +410,8 @@ class LocalPlane:
         })
         path = self.workdir / "kueue-config.yaml"
         path.write_text(yaml.safe_dump(config))
-        proc = self._spawn("kueue", [str(exe), f"--config={path}", "--zap-log-level=2"],
+        # The on-demand visibility API server (an aggregated API on a fixed port) is not part of the plane.
+        proc = self._spawn("kueue", [str(exe), f"--config={path}", "--zap-log-level=2", "--feature-gates=VisibilityOnDemand=false"],
                            env={"KUBECONFIG": str(self.kubeconfig), "POD_NAMESPACE": "kueue-system"})
         self._wait(proc, lambda: self._http_ok(self.ports.kueue_health, "/readyz"), "ready")
         for hook in hooks:
