@@ -122,9 +122,10 @@ def kwok_nodes(scenario: Scenario) -> list[dict]:
 
 def create_nodes(kube: Kube, nodes: list[dict]) -> None:
     for node in nodes:
-        created = kube.request("POST", "/api/v1/nodes", {k: v for k, v in node.items() if k != "status"})
-        created["status"] = {**created.get("status", {}), **node["status"]}
-        kube.request("PUT", f"/api/v1/nodes/{node['metadata']['name']}/status", created)
+        kube.request("POST", "/api/v1/nodes", {k: v for k, v in node.items() if k != "status"})
+        # A merge patch: KWOK writes the node's conditions meanwhile.
+        kube.request("PATCH", f"/api/v1/nodes/{node['metadata']['name']}/status", {"status": node["status"]},
+                     content_type="application/merge-patch+json")
 
 
 # --- the bundle ------------------------------------------------------------------------------
