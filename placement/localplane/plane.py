@@ -45,6 +45,7 @@ EXTRA_CRDS = ("kubeflow-trainer/v1.9.4/kubeflow.org_pytorchjobs.yaml", "jobset/v
               "lws/v0.10.0/leaderworkerset.x-k8s.io_leaderworkersets.yaml")
 # Kueue integrations turned on beside the chart's defaults (the bundles' PyTorchJobs).
 KUEUE_EXTRA_FRAMEWORKS = ("kubeflow.org/pytorchjob",)
+KUEUE_METRICS_CERTS = "/etc/kueue/metrics/certs"
 DEFAULT_PORT_BASE = 47100
 READY_TIMEOUT = float(os.environ.get("ATLAS_CONTROLPLANE_READY_TIMEOUT", "180"))
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kueue")
@@ -401,6 +402,12 @@ class LocalPlane:
         certs.mkdir(exist_ok=True)
         shutil.copy(self.certs.serving, certs / "tls.crt")
         shutil.copy(self.certs.serving_key, certs / "tls.key")
+        # Kueue v0.19.2 reads its metrics certificate from a fixed path when internal cert management is
+        # off (cmd/kueue/main.go: "/etc/kueue/metrics/certs"), even with metrics disabled.
+        metrics = Path(KUEUE_METRICS_CERTS)
+        metrics.mkdir(parents=True, exist_ok=True)
+        shutil.copy(self.certs.serving, metrics / "tls.crt")
+        shutil.copy(self.certs.serving_key, metrics / "tls.key")
         config = _deep_merge(config, {
             "health": {"healthProbeBindAddress": f"127.0.0.1:{self.ports.kueue_health}"},
             "metrics": {"bindAddress": "0"},
