@@ -10,7 +10,7 @@ PORT ?= 8000
 # ATLAS_TEST_PG_PORT / ATLAS_TEST_REDIS_PORT), stopping them when the run ends.
 SERVICES := tools/test_services.sh
 
-.PHONY: install run worker test test-fast browser bench mutation mutation-services mutation-sample clean
+.PHONY: install run worker test test-fast browser cluster cluster-stop bench mutation mutation-services mutation-sample clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,15 @@ install: $(VENV)/.installed
 
 run: install
 	$(PY) manage.py serve_embedded --prepare $(HOST):$(PORT)
+
+# The local control plane (docs/controlplane.md): etcd, kube-apiserver, controller-manager, scheduler, KWOK and
+# Kueue built from controlplane/ (cached) and started on loopback from ATLAS_CONTROLPLANE_PORT_BASE (47100);
+# Ctrl-C or `make cluster-stop` stops every process it started.
+cluster: install
+	$(PY) -m placement.localplane up
+
+cluster-stop: install
+	$(PY) -m placement.localplane stop
 
 # Real mode worker: CELERY_BROKER_URL=redis://127.0.0.1:6379/0 DATABASE_URL=... make worker
 worker: install

@@ -22,6 +22,7 @@ class StackExport:
     source: str          # what the numbers come from, for the page and the API
     scenario_name: str
     run: SimulationRun | None
+    scenario: object = None  # the scheduler_core Scenario exported (the local plane's trial reuses it)
 
 
 def default_scenario_name(stack: Stack) -> str:
@@ -68,4 +69,4 @@ def stack_export(stack: Stack, *, run_id=None, scenario_name: str | None = None)
         raise ValidationError({"run": [f"{loc}: {msg}" for loc, msg in exc.errors]}) from None
     except ExportError as exc:
         raise ValidationError({"stack": [str(exc)]}) from None
-    return StackExport(export, source, scenario.name, run)
+    return StackExport(export, source, scenario.name, run, scenario)

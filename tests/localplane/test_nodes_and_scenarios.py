@@ -1,0 +1,51 @@
+"""The pure parts of the local plane: fake nodes shaped like the pools, the simulator's instant, the
+differential generator. No processes."""
+
+from pathlib import Path
+
+from placement.localplane.scenarios import gang_as_job, generate, workload_objects
+from placement.localplane.trial import kwok_nodes, probe_scenario
+from scheduler_core import load_scenario
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"
+
+
+def test_kwok_nodes_advertise_the_gpus_mig_instances_and_hami_slots_the_simulator_schedules():
+    nodes = kwok_nodes(load_scenario(SCENARIOS / "form-c-mig-hami-volcano.yaml"))
+    by_pool = {}
+    for n in nodes:
+        by_pool.setdefault(n["metadata"]["labels"]["placement-atlas.io/pool"], []).append(n)
+    mig = next(ns for ns in by_pool.values() if any(k.startswith("nvidia.com/mig-") for k in ns[0]["status"]["capacity"]))
+    assert all(n["metadata"]["annotations"]["kwok.x-k8s.io/node"] == "fake" for n in nodes)
+    assert "nvidia.com/mig.config" in mig[0]["metadata"]["labels"]
+    hami = next(ns for ns in by_pool.values() if "nvidia.com/gpumem" in ns[0]["status"]["capacity"])
+    assert int(hami[0]["status"]["capacity"]["nvidia.com/gpu"]) > 8  # vGPU slots, not cards
+    assert hami[0]["metadata"]["labels"].get("gpu") == "on"
+
+
+def test_the_simulators_instant_submits_one_of_each_example_at_once_and_nothing_finishes():
+    scenario = load_scenario(SCENARIOS / "starved-tenant-kueue.yaml")
+    probe = probe_scenario(scenario, {"a-train", "b-finetune"})
+    assert [w.name for w in probe.workloads] == ["a-train", "b-finetune"]
+    assert all(w.count == 1 and w.arrival.at == 0 for w in probe.workloads)
+
+
+def test_the_generator_is_seeded_and_every_workload_becomes_an_object_gangs_as_whole_jobs():
+    assert generate(7).model_dump() == generate(7).model_dump()
+    seen_gang = False
+    for seed in range(30):
+        scenario = generate(seed)
+        objects = workload_objects(scenario)
+        assert [o["metadata"]["name"] for o in objects] == [w.name for w in scenario.workloads]
+        for obj, spec in zip(objects, scenario.workloads):
+            assert obj["kind"] == "Job"
+            assert obj["spec"]["parallelism"] == spec.workers
+            seen_gang |= spec.workers > 1
+    assert seen_gang
+
+
+def test_a_pytorchjob_gang_becomes_one_job_of_all_its_pods():
+    job = gang_as_job({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "g"}, "spec": {
+        "pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": {"containers": []}}},
+                                "Worker": {"replicas": 3, "template": {"spec": {"containers": []}}}}}})
+    assert job["kind"] == "Job" and job["spec"]["parallelism"] == 4 and job["spec"]["template"]["spec"]["restartPolicy"] == "Never"
