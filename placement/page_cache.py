@@ -46,6 +46,14 @@ def _digest(*parts) -> str:
     return hashlib.blake2b("\x1f".join(str(p) for p in parts).encode(), digest_size=16).hexdigest()
 
 
+def _freshness() -> str:
+    """What the stale marks depend on besides the catalog (entries whose facts are older than
+    ATLAS_CATALOG_STALE_DAYS): a page rendered yesterday may mark an entry fresh that is stale today."""
+    from datetime import date
+
+    return f"{date.today().isoformat()}:{getattr(settings, 'ATLAS_CATALOG_STALE_DAYS', '')}"
+
+
 def _django_request(request):
     return getattr(request, "_request", request)  # a DRF Request wraps Django's
 
@@ -63,6 +71,7 @@ def _etag(request, scope: str) -> str:
     meta = django_request.META
     return '"%s"' % _digest(
         catalog_state(django_request).key,
+        _freshness(),
         scope,
         django_request.get_full_path(),
         user_id,
@@ -164,6 +173,7 @@ def _page_key(request, scope: str) -> str:
     meta = request.META
     return "atlas:page:" + _digest(
         catalog_state(request).key,
+        _freshness(),
         scope,
         request.get_full_path(),
         request.user.is_authenticated,
@@ -239,7 +249,7 @@ def cached_payload(request, scope: str, build) -> bytes | None:
     """An API payload (rendered JSON bytes) kept per catalog state and URL; `build` returns the
     bytes, or None for an answer not to keep (a 404)."""
     django_request = _django_request(request)
-    key = "atlas:api:" + _digest(catalog_state(django_request).key, scope, django_request.get_host(), django_request.get_full_path())
+    key = "atlas:api:" + _digest(catalog_state(django_request).key, _freshness(), scope, django_request.get_host(), django_request.get_full_path())
     body = _front.get(key)
     if body is None:
         body = build()

@@ -78,7 +78,16 @@ def atlas_data(django_capture_on_commit_callbacks, monkeypatch):
     changed = project_document(kueue).model_dump(mode="json")
     changed["summary"] += " Reviewed on a phone."
     proposal = review.revision_propose(kueue, ProjectDocument.model_validate(copy.deepcopy(changed)), user=architect, reason="wording")
-    ids = {"slug": "kueue", "id": {"stacks": stack.pk, "runs": run.pk, "sweeps": sweep.pk, "evaluations": evaluation.pk}, "revision": proposal.pk}
+    from placement.decision_document import DecisionDocument
+    from placement.services import decisions
+
+    record = decisions.decision_propose(
+        DecisionDocument.model_validate({"title": "Training on whole GPUs", "options": [stack.pk], "chosen": stack.pk,
+                                         "evidence_runs": [run.pk], "rings": [], "reason": "board"}),
+        user=architect,
+    )
+    ids = {"slug": "kueue", "id": {"stacks": stack.pk, "runs": run.pk, "sweeps": sweep.pk, "evaluations": evaluation.pk,
+                                   "decisions": record.pk}, "revision": proposal.pk}
     return admin, ids
 
 
@@ -89,7 +98,7 @@ def concrete(path: str, ids: dict) -> str:
         kind = match.group(1)
         return f"/{kind}/{ids['id'][kind]}/"
 
-    return re.sub(r"/(stacks|runs|sweeps|evaluations)/<id>/", fill, path)
+    return re.sub(r"/(stacks|runs|sweeps|evaluations|decisions)/<id>/", fill, path)
 
 
 def test_every_menu_link_and_readme_page_shows_content_at_desktop_and_phone_width(page, atlas_data):

@@ -181,10 +181,12 @@ def test_architect_composes_saves_and_simulates_a_latency_sensitive_inference_st
     page.wait_for_url(re.compile(r"/stacks/\d+/$"))
     expect(page.locator(".messages")).to_contain_text("Saved stack")
 
-    # The first built-in scenario; no worker runs yet, so the run waits in the broker's queue.
+    # The stack's own plan comes first; then the first built-in scenario. No worker runs yet, so the
+    # run waits in the broker's queue.
     scenario = page.get_by_label("Built-in scenario")
-    expect(scenario.locator("option").first).to_have_attribute("value", builtin_scenario)
-    scenario.select_option(index=0)
+    expect(scenario.locator("option").first).to_contain_text("This stack's plan")
+    expect(scenario.locator("option").nth(1)).to_have_attribute("value", builtin_scenario)
+    scenario.select_option(value=builtin_scenario)
     page.get_by_role("button", name="Run simulation").click()
     page.wait_for_url(re.compile(r"/runs/\d+/$"))
     progress = page.locator("#run-progress [role=progressbar]")

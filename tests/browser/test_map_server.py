@@ -118,7 +118,7 @@ def test_pending_review_shows_changed_projects_and_new_ones_placed_as_proposed(a
     review_services.project_create(doc, user=architect, reason="new queue")
     kueue = Project.objects.get(slug="kueue")
     changed = copy.deepcopy(new_project_data)
-    changed.update(slug="kueue", name=kueue.name)
+    changed.update(slug="kueue", name=kueue.name, summary=f"{kueue.summary} Sharper promise for the pending-review test.")
     review_services.revision_propose(kueue, ProjectDocument.model_validate(changed), user=architect, reason="sharper promise")
 
     everything = {p.slug for p in layer_map_data(MapFilters()).projects}

@@ -101,8 +101,8 @@ def test_every_project_in_no_stack_gets_the_rule_that_kept_it_out(graph):
     assert set(why) == {"sched-b", "sched-frac", "sharer", "slicer"}
     assert why["sched-b"] == (
         SlotName.SCHEDULING_POLICY, "feasibility",
-        "sched-b does not place a gang all-or-nothing, and class training has gang: true (domain-facts §5 (Volcano gang "
-        "plugin, minAvailable), §6.4 (coscheduling Permit), §6.5 (KAI gang)).")
+        "sched-b does not place a gang all-or-nothing, and class training has gang: true (Volcano gang plugin (PodGroup "
+        "minAvailable); scheduler-plugins Coscheduling (Permit stage); KAI Scheduler PodGroups (gang)).")
     assert why["slicer"][:2] == (SlotName.DATA_PLANE_UNIT, "feasibility")
     assert why["slicer"][2].startswith("MIG instance cannot serve class 'training': a replica needs 8 GPUs in one process")
 

@@ -25,8 +25,8 @@ from placement.rules.models import CheckPoint
 from placement.schemas import ResourceUnit
 
 HAMI_SOURCE = ("HAMi charts/hami/values.yaml resource names; the mutating webhook sets schedulerName to the HAMi "
-               "scheduler, a kube-scheduler with the HAMi extender (domain-facts §3)")
-KUEUE_SOURCE = ("Kueue ClusterQueue coveredResources (domain-facts §4.1); integrations batch/Job, JobSet, LeaderWorkerSet, "
+               "scheduler, a kube-scheduler with the HAMi extender")
+KUEUE_SOURCE = ("Kueue ClusterQueue coveredResources; integrations batch/Job, JobSet, LeaderWorkerSet, "
                 "RayJob/RayCluster, Kubeflow jobs, plain Pods/Deployments/StatefulSets (https://kueue.sigs.k8s.io/docs/overview/)")
 SHARE = ResourceUnit.MEMORY_COMPUTE_SHARE
 

@@ -11,7 +11,7 @@ from placement.rules.feasibility import cluster_candidates, rejections, slot_for
 # every handoff that hands out whole GPUs, MPS shares or memory caps (catalog contract_points)
 # (an exclusive DRA claim hands out a whole GPU too: issue 32)
 WHOLE_GPU_HANDOFFS = ["nvidia-device-plugin", "hami", "koordinator", "volcano-vgpu-device-plugin", "nvidia-dra-driver"]
-GANG_SOURCE = "domain-facts §5 (Volcano gang plugin, minAvailable), §6.4 (coscheduling Permit), §6.5 (KAI gang)"
+GANG_SOURCE = "Volcano gang plugin (PodGroup minAvailable); scheduler-plugins Coscheduling (Permit stage); KAI Scheduler PodGroups (gang)"
 
 
 def _ctx(graph, **request):

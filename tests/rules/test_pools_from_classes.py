@@ -96,7 +96,7 @@ def test_classes_no_node_or_gpu_could_hold_are_refused_field_by_field(graph):
         "workloads": ["Workload class names repeat; each names its own pool."],
         "workloads[0].gpus_per_replica": [
             "9 GPUs per replica: a replica is one pod on one node, and nodes carry at most 8 GPUs (NVIDIA HGX/DGX "
-            "A100 and H100 nodes carry 8 GPUs (domain-facts §7.1); a pod's devices come from one kubelet.)"],
+            "A100 and H100 nodes carry 8 GPUs (NVIDIA DGX and HGX system documentation); a pod's devices come from one kubelet.)"],
         "workloads[0].gpu_memory_gib": [
             "81 GiB per GPU is above the 80 GB of the pool's A100-80GB; split the model over more GPUs per replica "
             "(tensor parallelism) instead"],

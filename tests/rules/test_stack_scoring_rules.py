@@ -99,7 +99,7 @@ def test_a_supporting_components_capabilities_count_for_the_stack(small_catalog)
     assert _items(stack)[("capability", "topology-aware-placement")] == (
         2, None, "runtime-hook",
         "Topology-aware placement from runtime-hook: NCCL all-reduce collapses when workers land across slow links "
-        "(seeds/003 topology cliff).")
+        "(the topology cliff failure story).")
     assert "topology-aware-placement" in stack.capabilities
 
 

@@ -13,11 +13,11 @@ from placement.rules.feasibility import _mig_profile, mig_profile_name, unit_mis
 from placement.schemas import ResourceUnit
 
 MIG_SOURCE = ("A CUDA process sees one MIG instance; CUDA IPC across instances is unsupported, so no NVLink/P2P between "
-              "instances (domain-facts §1.3, https://docs.rapids.ai/deployment/stable/guides/mig).")
+              "instances (https://docs.rapids.ai/deployment/stable/guides/mig).")
 HAMI_SOURCE = ("HAMi: nvidia.com/gpu in a pod is the number of physical GPUs, each capped by nvidia.com/gpumem up to the "
-               "card's memory; co-located pods share the card, so no exclusive P2P path (domain-facts §3).")
+               "card's memory; co-located pods share the card, so no exclusive P2P path.")
 MPS_SOURCE = ("NVIDIA device plugin MPS: each replica gets total memory / replicas as its pinned limit; supported only "
-              "for nvidia.com/gpu on full GPUs (domain-facts §2.2).")
+              "for nvidia.com/gpu on full GPUs.")
 
 
 def _class(**shape):
