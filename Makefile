@@ -27,10 +27,10 @@ run: install
 # Kueue built from controlplane/ (cached) and started on loopback from ATLAS_CONTROLPLANE_PORT_BASE (47100);
 # Ctrl-C or `make cluster-stop` stops every process it started.
 cluster: install
-	$(PY) -m placement.localplane up
+	$(PY) -m placement.deploy.localplane up
 
 cluster-stop: install
-	$(PY) -m placement.localplane stop
+	$(PY) -m placement.deploy.localplane stop
 
 # Real mode worker: CELERY_BROKER_URL=redis://127.0.0.1:6379/0 DATABASE_URL=... make worker
 worker: install
@@ -64,7 +64,7 @@ mutation: install
 
 # The Django services (tools/mutation_services.py): their tests on PostgreSQL, database
 # MUTATION_DATABASE_URL (tests use test_<name>, --reuse-db), one mutmut child. One module:
-# make mutation-services MUTATE=placement.services.review
+# make mutation-services MUTATE=placement.review.services
 MUTATION_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/mut
 mutation-services: install
 	rm -rf mutants

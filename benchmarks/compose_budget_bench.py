@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from placement.catalog_files import read_catalog_dir  # noqa: E402
+from placement.catalog.files import read_catalog_dir  # noqa: E402
 from placement.rules import ComposeRequest, SearchBudget, build_graph, compose  # noqa: E402
 
 TARGET_S = 2.0

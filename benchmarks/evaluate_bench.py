@@ -2,7 +2,7 @@
 stacks takes (issue 11 target: < 30 s on a 2-core machine).
 
 What the Celery group does, without a broker: compose the request, build the scenario from its
-workload classes (placement.services.evaluation), lay each stack onto it (stack_scenario) and run
+workload classes (placement.evidence.services.evaluation), lay each stack onto it (stack_scenario) and run
 scheduler_core once per stack - sequentially (one worker) and with 2 processes (two worker
 processes, the group's parallelism on this machine). Prints wall times and each stack's figures.
 
@@ -25,12 +25,12 @@ import django  # noqa: E402
 
 django.setup()
 
-from placement.catalog_files import read_catalog_dir  # noqa: E402
-from placement.models import Stack  # noqa: E402
+from placement.catalog.files import read_catalog_dir  # noqa: E402
+from placement.evidence.selectors.evaluation import run_figures  # noqa: E402
 from placement.rules import build_graph, compose  # noqa: E402
 from placement.rules.models import ComposeRequest  # noqa: E402
-from placement.selectors.evaluation import run_figures  # noqa: E402
-from placement.services.stack_scenario import scenario_for_stack  # noqa: E402
+from placement.stacks.models import Stack  # noqa: E402
+from placement.stacks.services.scenario import scenario_for_stack  # noqa: E402
 from scheduler_core.api import simulate  # noqa: E402
 
 REQUEST = ComposeRequest.model_validate({

@@ -108,7 +108,7 @@ def broker_down() -> None:
     from django.core.management import call_command
     from django.test import Client
 
-    from placement.models import SimulationRun
+    from placement.evidence.models import SimulationRun
     from tests.conftest import make_user
 
     call_command("migrate", verbosity=0)

@@ -75,7 +75,7 @@ class InProcess:
     def __init__(self):
         from django.core.wsgi import get_wsgi_application
 
-        from placement import page_cache
+        from placement.catalog import page_cache
 
         self.app = get_wsgi_application()
         self.cache = page_cache

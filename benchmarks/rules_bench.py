@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from placement.catalog_files import read_catalog_dir  # noqa: E402
+from placement.catalog.files import read_catalog_dir  # noqa: E402
 from placement.rules import (  # noqa: E402
     ComposeRequest,
     Constraints,

@@ -26,12 +26,12 @@ sys.path.insert(0, str(ROOT))
 READ = {
     "json.loads": "import json,sys; d=json.loads(open(sys.argv[1],'rb').read())",
     "decode_snapshot_file": ("import os,sys; os.environ.setdefault('DJANGO_SETTINGS_MODULE','config.settings'); import django; django.setup(); "
-                             "from placement.services.cluster_import import decode_snapshot_file; "
+                             "from placement.deploy.services.imports import decode_snapshot_file; "
                              "from django.core.exceptions import ValidationError\n"
                              "try: d=decode_snapshot_file(open(sys.argv[1],'rb'),'pods')\n"
                              "except ValidationError as e: print(e.messages[0], file=sys.stderr)"),
 }
-BASELINE = "import os,sys; os.environ.setdefault('DJANGO_SETTINGS_MODULE','config.settings'); import django; django.setup(); import placement.services.cluster_import"
+BASELINE = "import os,sys; os.environ.setdefault('DJANGO_SETTINGS_MODULE','config.settings'); import django; django.setup(); import placement.deploy.services.imports"
 
 
 def pod(i: int, bulky: bool) -> dict:

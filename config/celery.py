@@ -10,7 +10,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("atlas")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+# Task modules live in the concept packages that own them; services queue them by name.
+app.autodiscover_tasks(["placement.evidence", "placement.decisions"])
 
 
 @worker_process_init.connect

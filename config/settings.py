@@ -55,9 +55,9 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # HTML and JSON compressed (static files come precompressed from WhiteNoise above); Django's
     # middleware pads each response against BREACH. ETags: pages drawn from the catalog set their
-    # own (placement.page_cache); every other read gets one from its content.
+    # own (placement.catalog.page_cache); every other read gets one from its content.
     "django.middleware.gzip.GZipMiddleware",
-    "placement.page_cache.ContentETagMiddleware",
+    "placement.catalog.page_cache.ContentETagMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -82,7 +82,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 # Last: a page rendered for the cache gets placeholders for the user's parts.
-                "placement.page_cache.donut",
+                "placement.catalog.page_cache.donut",
             ],
         },
     },
@@ -115,9 +115,9 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 # Login throttling (django-axes): after AXES_FAILURE_LIMIT failed logins for one username from
 # one address, that pair is locked for the cool-off (/login/, /admin/login/ and bad API tokens,
-# see placement.api.authentication). Per username *and* address, so nobody can lock a colleague
+# see placement.access.authentication). Per username *and* address, so nobody can lock a colleague
 # out from elsewhere. The address is the client's as the trusted proxies report it
-# (placement/client_address.py): behind N proxies that append to X-Forwarded-For set
+# (placement/access/client_address.py): behind N proxies that append to X-Forwarded-For set
 # ATLAS_TRUSTED_PROXY_COUNT=N (docs/production.md "Proxy"); 0 = REMOTE_ADDR.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
@@ -129,7 +129,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("ATLAS_LOGIN_COOLOFF_MI
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 ATLAS_TRUSTED_PROXY_COUNT = int(os.environ.get("ATLAS_TRUSTED_PROXY_COUNT", "0"))
 ATLAS_FORWARDED_FOR_HEADER = "HTTP_" + os.environ.get("ATLAS_FORWARDED_FOR_HEADER", "X-Forwarded-For").upper().replace("-", "_")
-AXES_CLIENT_IP_CALLABLE = "placement.client_address.client_address"
+AXES_CLIENT_IP_CALLABLE = "placement.access.client_address.client_address"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
@@ -212,7 +212,7 @@ ATLAS_BAND_TIME_LIMIT = int(os.environ.get("ATLAS_BAND_TIME_LIMIT", "120"))
 
 # Webhook targets in private networks an operator allows (comma-separated CIDRs, e.g.
 # "10.20.0.0/16"); every other loopback, private, link-local, multicast or reserved address is
-# refused (placement/outbound.py, docs/production.md "Webhooks").
+# refused (placement/decisions/outbound.py, docs/production.md "Webhooks").
 ATLAS_WEBHOOK_ALLOWED_NETWORKS = [n.strip() for n in os.environ.get("ATLAS_WEBHOOK_ALLOWED_NETWORKS", "").split(",") if n.strip()]
 
 # Celery. Real mode: CELERY_BROKER_URL (Redis). Embedded default: Kombu's filesystem transport
@@ -258,7 +258,7 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
-# The cache of pages and API payloads drawn from the catalog (placement.page_cache), keyed on the
+# The cache of pages and API payloads drawn from the catalog (placement.catalog.page_cache), keyed on the
 # catalog version, never expired by time. Real mode: the Redis the deployment runs (ATLAS_CACHE_URL,
 # default the Celery broker's URL when that is Redis; give Redis a maxmemory with allkeys-lru so
 # old versions' pages make room); otherwise this process' memory.
@@ -272,10 +272,10 @@ else:
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "placement.api.authentication.ThrottledTokenAuthentication",
+        "placement.access.authentication.ThrottledTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["placement.api.permissions.AtlasApiPermission"],
+    "DEFAULT_PERMISSION_CLASSES": ["placement.access.permissions.AtlasApiPermission"],
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",
@@ -284,7 +284,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "placement.api.errors.atlas_exception_handler",
+    "EXCEPTION_HANDLER": "placement.common.errors.atlas_exception_handler",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
 }
 

@@ -10,6 +10,6 @@ urlpatterns = [
     path("", include("placement.urls")),
 ]
 
-# Under /api/ these answer with the API's one JSON error body (placement.api.errors).
-handler400 = "placement.api.errors.bad_request"
-handler500 = "placement.api.errors.server_error"
+# Under /api/ these answer with the API's one JSON error body (placement.common.errors).
+handler400 = "placement.common.errors.bad_request"
+handler500 = "placement.common.errors.server_error"

@@ -4,7 +4,8 @@ placement goes through a proposal and a review, so the admin cannot bypass the r
 from django.contrib import admin
 from django.db import models
 
-from placement.models import Capability, Layer, Map, Project, Revision
+from placement.catalog.models import Capability, Layer, Map, Project
+from placement.review.models import Revision
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -65,9 +66,9 @@ class RevisionAdmin(ReadOnlyAdmin):
 
 
 # --- decisions and webhooks ---------------------------------------------------------------------
-# Decision records change only through their review (placement.services.decisions); webhooks are
+# Decision records change only through their review (placement.decisions.services.decisions); webhooks are
 # the admins' to manage, and their delivery log is read-only.
-from placement.models import DecisionRecord, Webhook, WebhookDelivery  # noqa: E402
+from placement.decisions.models import DecisionRecord, Webhook, WebhookDelivery  # noqa: E402
 
 
 @admin.register(DecisionRecord)

@@ -1,6 +1,11 @@
 from django.urls import path
 
-from placement.views import board, catalog, decisions, deploy, evidence, landscape, layer_map, review, stacks
+from placement.catalog.views import catalog, landscape, layer_map
+from placement.decisions.views import board, decisions
+from placement.deploy import views as deploy
+from placement.evidence import views as evidence
+from placement.review import views as review
+from placement.stacks import views as stacks
 
 urlpatterns = [
     path("", catalog.home, name="home"),

@@ -18,7 +18,7 @@ CATALOG_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "catalog"
 def load_catalog() -> None:
     from django.core.management import call_command
 
-    from placement.services.catalog import catalog_import
+    from placement.catalog.services.catalog import catalog_import
 
     call_command("seed_roles")
     catalog_import(CATALOG_DIR)
@@ -50,12 +50,12 @@ def eager_celery():
 
 @pytest.fixture(autouse=True)
 def empty_page_cache():
-    """Each test starts with no cached page or API payload (placement.page_cache): the keys hold
+    """Each test starts with no cached page or API payload (placement.catalog.page_cache): the keys hold
     the catalog state, but a rolled-back test can leave the same state with other rows."""
     from django.apps import apps
 
     if apps.ready:  # the pure packages' tests (-p no:django) have no Django to clear
-        from placement import page_cache
+        from placement.catalog import page_cache
 
         page_cache.clear()
     yield
@@ -69,7 +69,7 @@ def django_db_setup(django_db_setup, django_db_blocker):
 
 @pytest.fixture
 def ensure_catalog(transactional_db):
-    from placement.models import Project
+    from placement.catalog.models import Project
 
     if not Project.objects.filter(accepted=True).exists():
         load_catalog()

@@ -12,8 +12,8 @@ from html.parser import HTMLParser
 import pytest
 from django.urls import reverse
 
-from placement.models import SimulationRun
-from placement.services import rules as rules_services
+from placement.evidence.models import SimulationRun
+from placement.stacks.services import stacks as rules_services
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db

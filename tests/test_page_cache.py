@@ -10,10 +10,10 @@ import shutil
 import pytest
 from django.test import Client
 
-from placement.models import CatalogVersion, Project
-from placement.schemas import ProjectDocument
-from placement.services import review
-from placement.services.catalog import catalog_import
+from placement.catalog.models import CatalogVersion, Project
+from placement.catalog.schemas import ProjectDocument
+from placement.catalog.services.catalog import catalog_import
+from placement.review import services as review
 from tests.conftest import CATALOG_DIR
 
 pytestmark = pytest.mark.django_db
@@ -96,7 +96,8 @@ def test_the_html_and_json_of_one_url_have_different_etags(client):
 def test_a_run_page_answers_304_until_the_run_moves(client, reader):
     """Pages not drawn from the catalog alone get an ETag from their content (their object's own
     state), the CSRF token that every render masks afresh left out."""
-    from placement.models import SimulationRun, Stack
+    from placement.evidence.models import SimulationRun
+    from placement.stacks.models import Stack
 
     stack = Stack.objects.create(name="s", profile="training", composition={"components": ["kueue"]})
     run = SimulationRun.objects.create(stack=stack, scenario_name="x", scenario={}, seed=1, fingerprint="f")
@@ -159,7 +160,7 @@ def test_a_proposal_shows_as_pending_on_the_cached_map(client, architect, new_pr
 
 
 def test_a_stack_saved_since_the_map_was_cached_is_offered_on_it(client):
-    from placement.models import Stack
+    from placement.stacks.models import Stack
 
     client.get("/map/")
     Stack.objects.create(name="Freshly saved stack", profile="training", composition={"components": ["kueue"]})
@@ -237,7 +238,9 @@ def _TOKENLESS(body: bytes) -> bytes:
 
 
 def _add_rows(n: int, architect) -> None:
-    from placement.models import DecisionRecord, SimulationRun, Stack
+    from placement.decisions.models import DecisionRecord
+    from placement.evidence.models import SimulationRun
+    from placement.stacks.models import Stack
 
     for i in range(n):
         stack = Stack.objects.create(name=f"s{i}", profile="training", composition={"components": ["kueue"]}, created_by=architect)
@@ -251,7 +254,7 @@ def _add_rows(n: int, architect) -> None:
 
 
 def _kueue() -> dict:
-    from placement.selectors.catalog import project_document
+    from placement.catalog.selectors.catalog import project_document
 
     return project_document(Project.objects.get(slug="kueue")).model_dump(mode="json")
 

@@ -66,7 +66,7 @@ KILLED_CODES = {1, 3}
 SURVIVED_CODES = {0, 5, 33, 36, -24, 24, 152, 255}
 
 # A small module of each configuration whose `mutmut run` generates every mutant and the statistics.
-FIRST = {"pure": "placement.rules.errors.*", "services": "placement.api.permissions.*"}
+FIRST = {"pure": "placement.rules.errors.*", "services": "placement.access.permissions.*"}
 
 
 def run_sample(names: list[str], services: bool, out: Path, rerun: bool = False) -> int:

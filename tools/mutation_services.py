@@ -15,7 +15,7 @@ fields replaced:
 The database is MUTATION_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/mut, so the
 tests use `test_mut`); DATABASE_URL is ignored, so a run never touches another test database.
 
-    .venv/bin/python tools/mutation_services.py run 'placement.services.review.*'
+    .venv/bin/python tools/mutation_services.py run 'placement.review.services.*'
     .venv/bin/python tools/mutation_services.py results
     .venv/bin/python tools/mutation_services.py show <mutant-name>
     .venv/bin/python tools/mutation_report.py --services
@@ -28,11 +28,11 @@ import os
 import sys
 
 SERVICES = [
-    "placement/services/review.py",
-    "placement/services/access.py",
-    "placement/api/permissions.py",
-    "placement/services/catalog.py",
-    "placement/services/evidence.py",
+    "placement/review/services.py",
+    "placement/access/services.py",
+    "placement/access/permissions.py",
+    "placement/catalog/services/catalog.py",
+    "placement/evidence/services/runs.py",
 ]
 TESTS = ["tests/review", "tests/api", "tests/catalog", "tests/evidence"]
 DATABASE_URL = "postgres://postgres@127.0.0.1:5432/mut"

@@ -14,7 +14,7 @@ from django.template import engines
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView
 
-from placement.forms import ComposeForm, WorkloadClassForm
+from placement.stacks.forms import ComposeForm, WorkloadClassForm
 
 # The compose form's fields and the request paths they fill (ComposeForm.request_data).
 _COMPOSE_PATHS = {

@@ -5,7 +5,7 @@ from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import generics, serializers
 from rest_framework.response import Response
 
-from placement.api.base import AtlasViewMixin
+from placement.common.api import AtlasViewMixin
 
 _LINKS = {
     "maps": "api-map-list",

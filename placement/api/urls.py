@@ -1,10 +1,17 @@
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
-from placement.api import catalog, decisions, deploy, evaluation, evidence, review, rules, tokens
+from placement.access import api as tokens
 from placement.api.docs import AtlasSwaggerView, OfflineRedocView
-from placement.api.errors import api_not_found
 from placement.api.root import ApiRoot
+from placement.catalog import api as catalog
+from placement.common.errors import api_not_found
+from placement.decisions import api as decisions
+from placement.deploy import api as deploy
+from placement.evidence.api import evaluation
+from placement.evidence.api import runs as evidence
+from placement.review import api as review
+from placement.stacks import api as rules
 
 v1 = [
     path("", ApiRoot.as_view(), name="api-root"),

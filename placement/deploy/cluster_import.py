@@ -16,13 +16,12 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from scheduler_core import mig as migmod
-from scheduler_core.hardware import GPU_SPECS
-
 from placement.deploy import targets as t
 from placement.deploy.data_plane import GFD_PRODUCTS
 from placement.deploy.quantity import parse_quantity
 from placement.deploy.queues import ObjectInvalid, kai_queue, kueue_cluster_queue, kueue_local_queue, volcano_queue
+from scheduler_core import mig as migmod
+from scheduler_core.hardware import GPU_SPECS
 
 PRODUCTS = {v.lower(): k for k, v in GFD_PRODUCTS.items()}
 SHARING_STRATEGY = "nvidia.com/gpu.sharing-strategy"   # GFD: none | time-slicing | mps

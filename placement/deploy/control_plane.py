@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import re
 
-from scheduler_core.scenario import Scenario
-
 from placement.deploy import targets as t
 from placement.deploy.bundle import ExportFile, to_yaml
 from placement.deploy.data_plane import ExportError, PoolPlan
 from placement.deploy.quantity import to_quantity
+from scheduler_core.scenario import Scenario
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
 VOLCANO = "scheduling.volcano.sh/v1beta1"

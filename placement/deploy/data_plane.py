@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scheduler_core.scenario import DataPlane, NodeGroup, Scenario
-
 from placement.deploy import targets as t
 from placement.deploy.bundle import ExportFile, to_yaml
 from placement.plans.build import DEVICE_FILTER  # PCI ids per GPU model, one table
+from scheduler_core.scenario import DataPlane, NodeGroup, Scenario
 
 # scheduler_core GPU model -> GPU Feature Discovery's nvidia.com/gpu.product value.
 GFD_PRODUCTS = {

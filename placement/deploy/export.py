@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import re
 
-from scheduler_core.scenario import Scenario
-
 from placement.deploy import install
 from placement.deploy import targets as t
 from placement.deploy.bundle import Export, ExportFile, to_yaml
 from placement.deploy.control_plane import control_plane_files
 from placement.deploy.data_plane import data_plane_files, pool_plans
 from placement.deploy.workloads import workload_files
+from scheduler_core.scenario import Scenario
 
 APPLY_ORDER = ["namespaces.yaml", "gpu-operator/", "hami/", "dra/", "training-operator/", "kube-scheduler/", "kueue/",
                "volcano/", "kai/", "coscheduling/", "workloads/"]

@@ -130,7 +130,7 @@ def install_steps(files: list[ExportFile], pools: list, scheduler: str) -> list[
         steps.append(Step("Default scheduler profile (control-plane nodes)",
                           "kube-scheduler reads --config only at start: copy the profile to every control-plane node "
                           "and restart kube-scheduler (managed clusters: set it through the provider)",
-                          [f"kubectl -n kube-system get configmap scheduler-config -o jsonpath='{{.data.scheduler-config\\.yaml}}' "
+                          ["kubectl -n kube-system get configmap scheduler-config -o jsonpath='{.data.scheduler-config\\.yaml}' "
                            "> /etc/kubernetes/scheduler-config.yaml  # on each control-plane node; then add "
                            "--config=/etc/kubernetes/scheduler-config.yaml to its static pod manifest"]))
     workloads = [f.path for f in files if f.path.startswith("workloads/")]

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import yaml
 
-from scheduler_core import mig as migmod
-from scheduler_core.hardware import GPU_SPECS
-from scheduler_core.scenario import Scenario
-
 from placement.deploy import targets as t
 from placement.deploy.bundle import Export
 from placement.deploy.queues import kai_queue, kueue_cluster_queue, kueue_local_queue, volcano_queue
+from scheduler_core import mig as migmod
+from scheduler_core.hardware import GPU_SPECS
+from scheduler_core.scenario import Scenario
 
 
 def mig_settings(entries: list[dict], gpu: str, slot_choice: str) -> list[dict]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import random
 
-from scheduler_core import mig as migmod
-from scheduler_core.hardware import GPU_SPECS
-
 from placement.deploy import targets as t
 from placement.deploy.data_plane import GFD_PRODUCTS
+from scheduler_core import mig as migmod
+from scheduler_core.hardware import GPU_SPECS
 
 KUBELET = "v1.34.2"
 DRIVER = ("570", "124", "06")

@@ -3,15 +3,13 @@ labels and gang settings the simulator ran them with."""
 
 from __future__ import annotations
 
-from scheduler_core.hami import SCHEDULER_NAMES, pod_scheduler
-from scheduler_core.scenario import InferenceWorkload, Scenario, TrainingWorkload
-
-from scheduler_core.hardware import MIB_PER_GIB
-
 from placement.deploy import targets as t
 from placement.deploy.bundle import ExportFile
 from placement.deploy.control_plane import namespace_of, priority_class
 from placement.deploy.data_plane import ExportError
+from scheduler_core.hami import SCHEDULER_NAMES, pod_scheduler
+from scheduler_core.hardware import MIB_PER_GIB
+from scheduler_core.scenario import InferenceWorkload, Scenario, TrainingWorkload
 
 TRAINING_IMAGE = "nvcr.io/nvidia/pytorch:24.05-py3"
 SERVING_IMAGE = "nvcr.io/nvidia/tritonserver:24.05-py3"

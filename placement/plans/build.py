@@ -12,13 +12,20 @@ from pathlib import Path
 
 import yaml
 
-from scheduler_core.hami import SCHEDULER_NAMES
-from scheduler_core.hardware import MIB_PER_GIB, gpu_spec
-
 from placement.plans.models import (
-    Component, DataPlane, MigLayout, NodeGroup, Plan, PodRequest, QueuePlan, Shortfall, WorkloadPlan,
+    Component,
+    DataPlane,
+    MigLayout,
+    NodeGroup,
+    Plan,
+    PodRequest,
+    QueuePlan,
+    Shortfall,
+    WorkloadPlan,
 )
 from placement.plans.sizing import mig_profile, node_shape, per_gpu_share_fit, split_nodes
+from scheduler_core.hami import SCHEDULER_NAMES
+from scheduler_core.hardware import MIB_PER_GIB, gpu_spec
 
 MAPPING_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "rules" / "simulation.yaml"
 

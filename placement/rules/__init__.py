@@ -2,7 +2,7 @@
 
 Pure Python (networkx, pydantic, PyYAML); it never imports Django, so services, pages, the REST
 API, tests and benchmarks all call it the same way. Rules are data in fixtures/rules/ (see
-`placement.rules.data`); the catalog documents are `placement.schemas.ProjectDocument`.
+`placement.rules.data`); the catalog documents are `placement.catalog.schemas.ProjectDocument`.
 
 Public API
 ----------
@@ -43,7 +43,7 @@ fields; ``.errors`` maps the request field to messages, ready for a 400 response
 
 Example
 -------
->>> from placement.catalog_files import read_catalog_dir
+>>> from placement.catalog.files import read_catalog_dir
 >>> from placement.rules import build_graph, compare, compose, ComposeRequest
 >>> graph = build_graph(read_catalog_dir("fixtures/catalog"))
 >>> compare(graph, ["hami", "volcano"]).pairs[0].verdict                 # doctest: +SKIP

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
+from placement.catalog.schemas import ENFORCEMENT_POINT_LABELS, RESOURCE_UNIT_LABELS, ContractPoint, Kind, ResourceUnit
 from placement.rules.data import Verdict
 from placement.rules.errors import RulesInputError
 from placement.rules.graph import (
@@ -50,13 +51,6 @@ from placement.rules.overlap import (
     is_control_plane,
     overlaps,
     unit_names,
-)
-from placement.schemas import (
-    ENFORCEMENT_POINT_LABELS,
-    RESOURCE_UNIT_LABELS,
-    ContractPoint,
-    Kind,
-    ResourceUnit,
 )
 
 PARTICIPLE = {ContractPoint.ADVERTISE: "advertised", ContractPoint.BIND: "bound", ContractPoint.ALLOCATE: "allocated"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from placement.catalog.schemas import ContractPoint, ResourceUnit
 from placement.rules.compose import SLOT_ORDER, admission_units, compose, unit_label
 from placement.rules.data import SlotName
 from placement.rules.errors import RulesInputError
@@ -15,7 +16,6 @@ from placement.rules.models import (
     Rejection,
     Slo,
 )
-from placement.schemas import ContractPoint, ResourceUnit
 
 # --- compatible -----------------------------------------------------------------------------------
 

@@ -55,8 +55,8 @@ from placement.rules.contracts import (
 from placement.rules.data import SlotName
 from placement.rules.explain import (
     distinct_titles,
-    grouped_reasons,
     explain_score,
+    grouped_reasons,
     stack_title,
     to_stack,
     why_not,

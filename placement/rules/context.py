@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
+from placement.catalog.schemas import RESOURCE_UNIT_LABELS, ContractPoint, ResourceUnit, format_error_location
 from placement.rules.data import ProfileRule, SlotName
 from placement.rules.errors import RulesInputError
 from placement.rules.graph import CatalogGraph, ProjectFacts
@@ -30,12 +31,6 @@ from placement.rules.pools import (
     template_pools,
 )
 from placement.rules.workloads import WorkloadClass
-from placement.schemas import (
-    RESOURCE_UNIT_LABELS,
-    ContractPoint,
-    ResourceUnit,
-    format_error_location,
-)
 
 SLOT_ORDER = list(SlotName)
 POOL_SLOTS = (SlotName.DEVICE_HANDOFF, SlotName.DATA_PLANE_UNIT)

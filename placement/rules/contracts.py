@@ -14,6 +14,7 @@ A failed check removes the combination; its reason names the field or resource a
 
 from __future__ import annotations
 
+from placement.catalog.schemas import ContractPoint, ResourceUnit
 from placement.rules.context import (
     BIND_LAYERS,
     Candidate,
@@ -26,7 +27,6 @@ from placement.rules.data import ProjectInterface, SlotName
 from placement.rules.feasibility import mig_profile_name
 from placement.rules.graph import CONTROL_MAP
 from placement.rules.models import CheckPoint, ContractCheck, Rejection, SlotFailure
-from placement.schemas import ContractPoint, ResourceUnit
 
 FAILS = {
     CheckPoint.ADVERTISE: "Advertise fails",

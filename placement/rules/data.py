@@ -1,7 +1,7 @@
 """The rules as data: fixtures/rules/*.yaml loaded into pydantic models.
 
 `capabilities.yaml` (capability -> owning layer) belongs to the catalog vocabulary in
-`placement.schemas`; the other files belong to the rules engine:
+`placement.catalog.schemas`; the other files belong to the rules engine:
 
 - `units.yaml`        what each resource unit isolates, and which GPU models are MIG-capable
 - `comparison.yaml`   valid comparison axes per verdict, and the three contract points
@@ -24,15 +24,9 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from placement.catalog.schemas import FIXTURES_DIR, CatalogVocabulary, ContractPoint, ResourceUnit, builtin_vocabulary
 from placement.rules.errors import RulesDataError
 from placement.rules.workloads import WorkloadClass
-from placement.schemas import (
-    FIXTURES_DIR,
-    CatalogVocabulary,
-    ContractPoint,
-    ResourceUnit,
-    builtin_vocabulary,
-)
 
 RULES_DIR = FIXTURES_DIR / "rules"
 

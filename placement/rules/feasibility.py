@@ -4,8 +4,7 @@ every removal is kept with its reason (`Context.why_not`) so a result can answer
 
 from __future__ import annotations
 
-from scheduler_core.hardware import UnknownGpuModel, gpu_spec
-
+from placement.catalog.schemas import ContractPoint, ResourceUnit
 from placement.plans.sizing import MIG_COMPUTE_SHARE_TOLERANCE as PLAN_TOLERANCE
 from placement.plans.sizing import mig_profile as plan_mig_profile
 from placement.rules.context import (
@@ -24,7 +23,7 @@ from placement.rules.context import (
 )
 from placement.rules.data import Isolation, SlotName
 from placement.rules.models import Rejection, SlotFailure
-from placement.schemas import ContractPoint, ResourceUnit
+from scheduler_core.hardware import UnknownGpuModel, gpu_spec
 
 
 def not_excluded(ctx: Context, slot: SlotName, slugs) -> list[str]:

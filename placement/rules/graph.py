@@ -28,10 +28,7 @@ from types import MappingProxyType
 
 import networkx as nx
 
-from placement.rules.data import RulesData, SlotName, SlotRule, builtin_rules
-from placement.rules.errors import RulesInputError
-from placement.rules.models import GraphStep, LayerRef, ProjectRef
-from placement.schemas import (
+from placement.catalog.schemas import (
     CatalogVocabulary,
     ContractPoint,
     Kind,
@@ -39,6 +36,9 @@ from placement.schemas import (
     ResourceUnit,
     builtin_vocabulary,
 )
+from placement.rules.data import RulesData, SlotName, SlotRule, builtin_rules
+from placement.rules.errors import RulesInputError
+from placement.rules.models import GraphStep, LayerRef, ProjectRef
 
 CONTROL_MAP = "control-plane"
 PLANES_MAP = "planes"

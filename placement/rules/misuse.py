@@ -8,8 +8,8 @@ even where Volcano ships a vGPU device plugin integration.
 
 from __future__ import annotations
 
+from placement.catalog.schemas import Kind
 from placement.rules.errors import RulesInputError
-from placement.schemas import Kind
 from placement.rules.graph import CatalogGraph, ProjectFacts
 from placement.rules.models import MisuseStatus, MisuseVerdict
 

@@ -12,10 +12,10 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from placement.catalog.schemas import ContractPoint, Kind, ResourceUnit
 from placement.plans.models import Plan
 from placement.rules.data import Isolation, SlotName, Verdict
 from placement.rules.workloads import WorkloadClass
-from placement.schemas import ContractPoint, Kind, ResourceUnit
 
 Slug = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)]
 

@@ -12,9 +12,9 @@ hand-offs, workload-admission joins, and comparison axes chosen by layer.
 
 from __future__ import annotations
 
+from placement.catalog.schemas import RESOURCE_UNIT_LABELS, ContractPoint, ResourceUnit
 from placement.rules.graph import CONTROL_MAP, CatalogGraph, ProjectFacts
 from placement.rules.models import ContractJoin
-from placement.schemas import RESOURCE_UNIT_LABELS, ContractPoint, ResourceUnit
 
 HANDOFF_LAYER = "L4"
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from placement.catalog.schemas import ResourceUnit
 from placement.rules.context import (
     BIND_LAYERS,
     PERIPHERAL,
@@ -28,7 +29,6 @@ from placement.rules.contracts import (
 )
 from placement.rules.data import SlotName
 from placement.rules.graph import CONTROL_MAP
-from placement.schemas import ContractPoint, ResourceUnit
 
 # --- one combination ------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 
-from placement.schemas import ProjectDocument
+from placement.catalog.schemas import ProjectDocument
 
 CONTROL_TO_PLANE = {"L0": "control", "L1": "control", "L2": "control", "L3": "control", "L4": "data"}
 CONTROL_TO_ARCH = {

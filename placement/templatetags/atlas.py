@@ -1,7 +1,7 @@
 from django import template
 from django.utils.html import format_html
 
-from placement.selectors.evidence import flatten_metrics
+from placement.evidence.selectors.runs import flatten_metrics
 from scheduler_core import labels
 
 register = template.Library()

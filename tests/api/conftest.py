@@ -6,7 +6,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from placement.models import ApiAccess
+from placement.access.models import ApiAccess
 
 
 def token_client(user, *, can_write: bool = False) -> APIClient:

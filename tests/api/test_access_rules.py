@@ -1,6 +1,6 @@
 """Who may do what, as a user meets it: roles, inactive accounts, anonymous and embed reading, token
 rotation and grants with their audit entry, and the API's read-only token rule (the mutation audit of
-placement/services/access.py and placement/api/permissions.py, docs/testing.md)."""
+placement/access/services.py and placement/access/permissions.py, docs/testing.md)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from rest_framework.authtoken.models import Token
 
-from placement.api.permissions import READ_ONLY_TOKEN
-from placement.models import ApiAccess, Project
-from placement.selectors.catalog import project_document
-from placement.services import access
+from placement.access import services as access
+from placement.access.models import ApiAccess
+from placement.access.permissions import READ_ONLY_TOKEN
+from placement.catalog.models import Project
+from placement.catalog.selectors.catalog import project_document
 from tests.api.conftest import assert_error_body, session_client, token_client
 from tests.conftest import make_user
 

@@ -6,11 +6,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from placement.filtersets import ProjectFilterSet
-from placement.models import Project, ProjectLayer
-from placement.schemas import ProjectDocument
-from placement.selectors.catalog import project_document, project_list_queryset
-from placement.services import review
+from placement.catalog.filtersets import ProjectFilterSet
+from placement.catalog.models import Project, ProjectLayer
+from placement.catalog.schemas import ProjectDocument
+from placement.catalog.selectors.catalog import project_document, project_list_queryset
+from placement.review import services as review
 from tests.api.conftest import assert_error_body, session_client
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from placement.models import Revision
+from placement.review.models import Revision
 from tests.api.conftest import assert_error_body, session_client
 
 pytestmark = pytest.mark.django_db

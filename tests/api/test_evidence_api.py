@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from placement.models import SimulationRun, Stack
+from placement.evidence.models import SimulationRun
+from placement.stacks.models import Stack
 from tests.api.conftest import assert_error_body, session_client
 
 pytestmark = pytest.mark.django_db

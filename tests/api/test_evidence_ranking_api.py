@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from placement.models import SimulationRun, Sweep
-from placement.selectors.evaluation import deciding_metric
-from placement.services.evidence import simulation_execute
-from placement.services.stack_scenario import stack_plan
+from placement.evidence.models import SimulationRun, Sweep
+from placement.evidence.selectors.evaluation import deciding_metric
+from placement.evidence.services.runs import simulation_execute
+from placement.stacks.services.scenario import stack_plan
 from tests.api.conftest import assert_error_body, session_client
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from placement.models import SimulationRun
-from placement.services import rules
+from placement.evidence.models import SimulationRun
+from placement.stacks.services import stacks as rules
 from tests.api.conftest import assert_error_body, session_client
 
 pytestmark = pytest.mark.django_db

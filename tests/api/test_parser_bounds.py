@@ -17,8 +17,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from placement.models import Project, SimulationRun
-from placement.services import rules
+from placement.catalog.models import Project
+from placement.evidence.models import SimulationRun
+from placement.stacks.services import stacks as rules
 from tests.api.test_malformed_input import BASE
 
 pytestmark = pytest.mark.django_db

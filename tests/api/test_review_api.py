@@ -6,8 +6,9 @@ import copy
 
 import pytest
 
-from placement.models import Project, Revision
-from placement.selectors.catalog import project_document
+from placement.catalog.models import Project
+from placement.catalog.selectors.catalog import project_document
+from placement.review.models import Revision
 from tests.api.conftest import assert_error_body, session_client
 
 pytestmark = pytest.mark.django_db

@@ -7,17 +7,18 @@ import re
 import pytest
 from drf_spectacular.validation import validate_schema
 
-from placement.api.bodies import ProjectProposal, SaveStackBody
-from placement.api.pydantic_schema import to_openapi_30
+from placement.catalog.schemas import ProjectDocument
+from placement.catalog.serializers import ProjectProposal
+from placement.common.openapi import to_openapi_30
 from placement.rules.models import (
-    ComparisonResult,
     CompareRequest,
+    ComparisonResult,
     CompatibleResult,
     ComposeRequest,
     ComposeResult,
     MisuseVerdict,
 )
-from placement.schemas import ProjectDocument
+from placement.stacks.serializers import SaveStackBody
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from placement.services import decisions as services
+from placement.decisions.services import decisions as services
 from tests.api.conftest import assert_error_body
 from tests.decisions.conftest import proposal, stacks  # noqa: F401 - the fixture
 
@@ -35,7 +35,7 @@ def test_a_real_boolean_peer_to_peer_is_accepted(api):
 
 
 def test_the_radar_json_carries_ring_reasons_as_text_without_html(client, stacks, architect, reviewer):
-    from placement.decision_document import DecisionDocument
+    from placement.decisions.document import DecisionDocument
 
     rings = [{"project": "kueue", "ring": "adopt", "reason": "<script>alert(1)</script>Quota per <b>team</b> &amp; cohort"}]
     record = services.decision_propose(DecisionDocument.model_validate(proposal(stacks, rings=rings)), user=architect)

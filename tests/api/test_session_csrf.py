@@ -6,10 +6,11 @@ import copy
 import pytest
 from rest_framework.test import APIClient
 
-from placement.models import Project, Revision
-from placement.schemas import ProjectDocument
-from placement.selectors.catalog import project_document
-from placement.services import review
+from placement.catalog.models import Project
+from placement.catalog.schemas import ProjectDocument
+from placement.catalog.selectors.catalog import project_document
+from placement.review import services as review
+from placement.review.models import Revision
 from tests.api.conftest import assert_error_body
 
 pytestmark = pytest.mark.django_db

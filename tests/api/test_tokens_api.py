@@ -11,8 +11,13 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from placement.models import ApiAccess, DecisionRecord, Project, Revision, SimulationRun, Stack, Webhook
-from placement.selectors.catalog import project_document
+from placement.access.models import ApiAccess
+from placement.catalog.models import Project
+from placement.catalog.selectors.catalog import project_document
+from placement.decisions.models import DecisionRecord, Webhook
+from placement.evidence.models import SimulationRun
+from placement.review.models import Revision
+from placement.stacks.models import Stack
 from tests.api.conftest import assert_error_body, session_client, token_client
 from tests.api.test_evidence_api import SCENARIO
 from tests.conftest import make_user
@@ -168,7 +173,7 @@ def test_nobody_grants_their_own_token_not_even_an_admin(admin_user):
 
 
 def test_every_grant_is_in_the_audit_history(admin_user, architect, reader):
-    from placement.selectors.access import grant_history
+    from placement.access.selectors import grant_history
 
     admin = session_client(admin_user)
     _grant(admin, "arch")

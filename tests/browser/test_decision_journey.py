@@ -7,11 +7,13 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from placement.models import DecisionRecord, Project
-from placement.schemas import ProjectDocument
-from placement.selectors.catalog import project_document_data
-from placement.services import evidence, review
-from placement.services import rules as rules_services
+from placement.catalog.models import Project
+from placement.catalog.schemas import ProjectDocument
+from placement.catalog.selectors.catalog import project_document_data
+from placement.decisions.models import DecisionRecord
+from placement.evidence.services import runs as evidence
+from placement.review import services as review
+from placement.stacks.services import stacks as rules_services
 from tests.browser.conftest import login, logout
 from tests.conftest import make_user
 

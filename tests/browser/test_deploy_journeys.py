@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from placement.models import SimulationRun
+from placement.evidence.models import SimulationRun
 from tests.browser.conftest import login
 from tests.conftest import make_user
 

@@ -46,12 +46,13 @@ def atlas_data(django_capture_on_commit_callbacks, monkeypatch):
     """A saved stack with a finished run and a sweep, and a proposal waiting for review."""
     import copy
 
-    from placement.models import Project
-    from placement.schemas import ProjectDocument
-    from placement.selectors import evidence as evidence_selectors
-    from placement.selectors.catalog import project_document
-    from placement.services import evidence, review
-    from placement.services import rules as rules_services
+    from placement.catalog.models import Project
+    from placement.catalog.schemas import ProjectDocument
+    from placement.catalog.selectors.catalog import project_document
+    from placement.evidence.selectors import runs as evidence_selectors
+    from placement.evidence.services import runs as evidence
+    from placement.review import services as review
+    from placement.stacks.services import stacks as rules_services
     from tests.evidence.scenarios import batch_scenario
 
     admin = make_user("boss", is_staff=True, is_superuser=True)
@@ -65,12 +66,12 @@ def atlas_data(django_capture_on_commit_callbacks, monkeypatch):
         rank=1, name="Inference stack",
     )
     monkeypatch.setattr(evidence_selectors, "builtin_scenario_document", lambda name: batch_scenario(60, name="pages") if name == "pages" else None)
-    monkeypatch.setattr("placement.services.stack_scenario.builtin_scenario_document", evidence_selectors.builtin_scenario_document)
+    monkeypatch.setattr("placement.stacks.services.scenario.builtin_scenario_document", evidence_selectors.builtin_scenario_document)
     with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
         run, _ = evidence.simulation_start(user=architect, stack=stack, scenario_document=batch_scenario(60, name="pages-run"))
     with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
         sweep = evidence.sweep_start(user=architect, stacks=[stack], scenario_name="pages", seeds=2)
-    from placement.services.evaluation import evaluation_start
+    from placement.evidence.services.evaluation import evaluation_start
 
     with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
         evaluation = evaluation_start(user=architect, request_data=stack.request, top=1, scenario_name="pages")
@@ -78,8 +79,8 @@ def atlas_data(django_capture_on_commit_callbacks, monkeypatch):
     changed = project_document(kueue).model_dump(mode="json")
     changed["summary"] += " Reviewed on a phone."
     proposal = review.revision_propose(kueue, ProjectDocument.model_validate(copy.deepcopy(changed)), user=architect, reason="wording")
-    from placement.decision_document import DecisionDocument
-    from placement.services import decisions
+    from placement.decisions.document import DecisionDocument
+    from placement.decisions.services import decisions
 
     record = decisions.decision_propose(
         DecisionDocument.model_validate({"title": "Training on whole GPUs", "options": [stack.pk], "chosen": stack.pk,

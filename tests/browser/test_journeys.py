@@ -16,9 +16,11 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from placement.forms import ProjectForm
-from placement.models import Project, Revision, SimulationRun
-from placement.schemas import ProjectDocument
+from placement.catalog.forms import ProjectForm
+from placement.catalog.models import Project
+from placement.catalog.schemas import ProjectDocument
+from placement.evidence.models import SimulationRun
+from placement.review.models import Revision
 from tests.browser.conftest import click_map_point, login, logout, wait_for_map, watch_run_until_charts
 from tests.conftest import make_user
 
@@ -157,7 +159,7 @@ def test_architect_proposes_with_a_mistake_fixes_it_and_a_reviewer_accepts_it_on
 @pytest.fixture
 def builtin_scenario():
     """The journey runs the first built-in scenario offered on the stack page."""
-    from placement.selectors.evidence import builtin_scenarios
+    from placement.catalog.selectors.scenarios import builtin_scenarios
 
     scenarios = builtin_scenarios()
     assert scenarios, "fixtures/scenarios/ must ship built-in scenarios"

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from playwright.sync_api import expect
 
-from placement.services import rules as rules_services
+from placement.stacks.services import stacks as rules_services
 from tests.browser.conftest import hover_map_point, wait_for_map
 from tests.conftest import make_user
 
@@ -171,7 +171,7 @@ def _label_texts(page) -> list[str]:
 
 
 def test_map_labels_show_whole_names_on_a_desktop_and_on_a_phone(page):
-    from placement.selectors.layer_map import MapFilters, layer_map_data
+    from placement.catalog.selectors.layer_map import MapFilters, layer_map_data
 
     names = {p.name for p in layer_map_data(MapFilters()).projects}  # what the default map shows
     assert len(names) > 20

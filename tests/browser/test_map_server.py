@@ -10,10 +10,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from placement.schemas import units_served
-from placement.models import Project
-from placement.schemas import ProjectDocument
-from placement.selectors.layer_map import (
+from placement.catalog.models import Project
+from placement.catalog.schemas import ProjectDocument, units_served
+from placement.catalog.selectors.layer_map import (
     MapFilters,
     contract_edges,
     layer_map_data,
@@ -21,8 +20,8 @@ from placement.selectors.layer_map import (
     layer_map_groups,
     placements,
 )
-from placement.services import review as review_services
-from placement.services import rules as rules_services
+from placement.review import services as review_services
+from placement.stacks.services import stacks as rules_services
 
 pytestmark = pytest.mark.django_db
 
@@ -106,7 +105,7 @@ def test_facet_filters_keep_only_matching_projects(field, value, facet):
     data = layer_map_data(MapFilters(**{field: value}))
     slugs = {p.slug for p in data.projects}
     # archived projects (landscape metadata) stay off the map unless asked for
-    # the unit filter finds where a unit lives (placement.schemas.units_served), not every unit listed
+    # the unit filter finds where a unit lives (placement.catalog.schemas.units_served), not every unit listed
     listed = (lambda placement: units_served(placement)) if facet == "resource_units" else (lambda placement: placement[facet])
     expected = {p.slug for p in Project.objects.filter(accepted=True)
                 if value in listed(p.placement) and not p.placement["landscape"]["archived"]}

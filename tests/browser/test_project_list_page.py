@@ -4,7 +4,7 @@ on a desktop and on a phone."""
 import pytest
 from playwright.sync_api import expect
 
-from placement.models import Project
+from placement.catalog.models import Project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

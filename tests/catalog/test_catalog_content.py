@@ -2,8 +2,8 @@
 
 import pytest
 
-from placement.catalog_files import read_catalog_dir
-from placement.schemas import Kind
+from placement.catalog.files import read_catalog_dir
+from placement.catalog.schemas import Kind
 from tests.conftest import CATALOG_DIR
 
 REQUIRED = {

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from placement.catalog_files import read_catalog_dir
-from placement.schemas import CncfStatus
+from placement.catalog.files import read_catalog_dir
+from placement.catalog.schemas import CncfStatus
 from tests.conftest import CATALOG_DIR
 
 UPSTREAM_DIR = CATALOG_DIR.parent / "upstream"

@@ -8,8 +8,8 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
-from placement.catalog_lint import lint_catalog_dir
-from placement.models import Project
+from placement.catalog.lint import lint_catalog_dir
+from placement.catalog.models import Project
 from tests.conftest import CATALOG_DIR
 
 

@@ -8,9 +8,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from placement.catalog_files import write_catalog_dir
-from placement.schemas import ProjectDocument
-from placement.services.catalog import catalog_export, catalog_import
+from placement.catalog.files import write_catalog_dir
+from placement.catalog.schemas import ProjectDocument
+from placement.catalog.services.catalog import catalog_export, catalog_import
 from tests.conftest import CATALOG_DIR
 
 pytestmark = pytest.mark.django_db

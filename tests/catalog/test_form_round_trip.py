@@ -8,11 +8,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from placement.document_diff import diff_documents
-from placement.models import Project, Revision
-from placement.schemas import ProjectDocument
-from placement.selectors.catalog import project_document_data
-from placement.services import review as review_services
+from placement.catalog.models import Project
+from placement.catalog.schemas import ProjectDocument
+from placement.catalog.selectors.catalog import project_document_data
+from placement.review import services as review_services
+from placement.review.diff import diff_documents
+from placement.review.models import Revision
 from tests.rendered_form import as_post_data, rendered_form_fields
 
 pytestmark = pytest.mark.django_db

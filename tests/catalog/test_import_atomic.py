@@ -7,8 +7,9 @@ import pytest
 import yaml
 from django.db import DatabaseError
 
-from placement.models import Project, ProjectFacet, ProjectLayer, Revision
-from placement.services import catalog as catalog_services
+from placement.catalog.models import Project, ProjectFacet, ProjectLayer
+from placement.catalog.services import catalog as catalog_services
+from placement.review.models import Revision
 from tests.conftest import CATALOG_DIR
 
 pytestmark = pytest.mark.django_db

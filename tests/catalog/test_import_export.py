@@ -7,7 +7,8 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
-from placement.models import Project, Revision
+from placement.catalog.models import Project
+from placement.review.models import Revision
 from tests.conftest import CATALOG_DIR
 
 

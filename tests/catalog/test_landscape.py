@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from placement.models import Project
+from placement.catalog.models import Project
 
 pytestmark = pytest.mark.django_db
 

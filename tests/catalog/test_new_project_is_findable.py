@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from placement.models import Project
-from placement.schemas import ProjectDocument
-from placement.services.catalog import project_apply
+from placement.catalog.models import Project
+from placement.catalog.schemas import ProjectDocument
+from placement.catalog.services.catalog import project_apply
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils.html import escape
 
-from placement.models import Project
+from placement.catalog.models import Project
 
 pytestmark = pytest.mark.django_db
 
@@ -95,7 +95,7 @@ def test_unknown_project_is_a_404(client):
 
 
 def _count_queries(client, url):
-    from placement import page_cache
+    from placement.catalog import page_cache
 
     page_cache.clear()  # the page drawn afresh (a cached page costs one query: tests/test_page_cache.py)
     with CaptureQueriesContext(connection) as ctx:
@@ -104,8 +104,8 @@ def _count_queries(client, url):
 
 
 def test_list_page_query_count_does_not_grow_with_projects(client, new_project_data):
-    from placement.schemas import ProjectDocument
-    from placement.services.catalog import project_apply
+    from placement.catalog.schemas import ProjectDocument
+    from placement.catalog.services.catalog import project_apply
 
     assert 'href="/projects/kueue/"' in client.get("/projects/").content.decode()  # the list is not empty
     before = _count_queries(client, "/projects/")

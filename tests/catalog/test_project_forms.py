@@ -2,10 +2,11 @@
 
 import pytest
 
-from placement.forms import ProjectForm
-from placement.models import Project, Revision
-from placement.schemas import ProjectDocument
-from placement.selectors.catalog import catalog_vocabulary
+from placement.catalog.forms import ProjectForm
+from placement.catalog.models import Project
+from placement.catalog.schemas import ProjectDocument
+from placement.catalog.selectors.catalog import catalog_vocabulary
+from placement.review.models import Revision
 
 pytestmark = pytest.mark.django_db
 
@@ -107,7 +108,7 @@ def test_edit_form_prefills_the_whole_template(client, architect):
 def test_edit_without_reason_is_refused_inline(client, architect):
     client.force_login(architect)
     project = Project.objects.get(slug="kueue")
-    from placement.selectors.catalog import project_document
+    from placement.catalog.selectors.catalog import project_document
 
     data = form_post_data(project_document(project).model_dump(mode="json"), reason="")
     response = client.post("/projects/kueue/edit/", data)

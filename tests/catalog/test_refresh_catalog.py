@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from placement.models import Project, Revision
+from placement.catalog.models import Project
+from placement.review.models import Revision
 
 RECORDED = Path(__file__).parent / "upstream_responses"
 SLUGS = ["kueue", "volcano", "aibrix", "descheduler", "armada"]

@@ -4,7 +4,7 @@ import copy
 
 import pytest
 
-from placement.catalog_files import CatalogInvalid, parse_document
+from placement.catalog.files import CatalogInvalid, parse_document
 
 
 def errors_of(data) -> dict[str, str]:

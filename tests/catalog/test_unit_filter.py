@@ -9,8 +9,8 @@ pytestmark = pytest.mark.django_db
 
 
 def test_mig_filter_shows_where_mig_lives_not_every_project_that_passes_it_through(client):
-    from placement.models import Project
-    from placement.schemas import units_served
+    from placement.catalog.models import Project
+    from placement.catalog.schemas import units_served
 
     page = client.get("/projects/?unit=mig_instance").content.decode()
     for slug in ("mig", "mig-manager", "nvidia-device-plugin", "hami", "volcano", "kueue"):

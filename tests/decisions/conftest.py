@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from placement.models import SimulationRun, Stack
+from placement.evidence.models import SimulationRun
+from placement.stacks.models import Stack
 from tests.evidence.scenarios import batch_scenario
 
 
@@ -29,7 +30,7 @@ def stacks(db, architect):
 
 @pytest.fixture
 def finished_run(architect, django_capture_on_commit_callbacks):
-    from placement.services import evidence
+    from placement.evidence.services import runs as evidence
 
     with django_capture_on_commit_callbacks(execute=True):
         run, _ = evidence.simulation_start(user=architect, stack=None, scenario_document=batch_scenario(60))

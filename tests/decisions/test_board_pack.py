@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from placement.models import Project
+from placement.catalog.models import Project
 from tests.decisions.test_decision_records import _propose
 
 pytestmark = pytest.mark.django_db
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def record(stacks, architect, reviewer, finished_run):
-    from placement.services import decisions as services
+    from placement.decisions.services import decisions as services
 
     finished_run.stack = stacks[0]
     finished_run.save(update_fields=["stack"])

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from placement.decision_document import DecisionDocument
-from placement.models import DecisionRecord
-from placement.services import decisions as services
+from placement.decisions.document import DecisionDocument
+from placement.decisions.models import DecisionRecord
+from placement.decisions.services import decisions as services
 from tests.api.conftest import assert_error_body, session_client, token_client
 from tests.decisions.conftest import proposal
 
@@ -112,7 +112,7 @@ def test_radar_blips_are_numbered_apart_and_listed_by_quadrant_with_legends(clie
     import itertools
     import math
 
-    from placement.selectors import decisions as radar
+    from placement.decisions.selectors import decisions as radar
 
     html = client.get("/radar/").content.decode()
     entries = radar.radar_entries()
@@ -132,7 +132,7 @@ def test_many_blips_in_one_ring_of_one_quadrant_do_not_overlap():
     import itertools
     import math
 
-    from placement.selectors import decisions as radar
+    from placement.decisions.selectors import decisions as radar
 
     entries = [radar.RadarEntry(slug=f"p{i}", name=f"P{i}", ring="trial", quadrant=1, reason="", decision_id=1, decision_title="t") for i in range(9)]
     radar._place(entries)
@@ -142,7 +142,7 @@ def test_many_blips_in_one_ring_of_one_quadrant_do_not_overlap():
 
 
 def test_a_ring_changed_by_a_later_decision_is_marked_moved_on_the_radar_and_in_the_export(client, stacks, architect, reviewer, accepted):
-    from placement.selectors import decisions as radar
+    from placement.decisions.selectors import decisions as radar
 
     assert all(e.moved == 2 for e in radar.radar_entries()), "the first decision's rings are all new"
     later = services.decision_propose(

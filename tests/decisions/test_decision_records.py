@@ -6,13 +6,14 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
-from placement.decision_document import DecisionDocument
-from placement.models import DecisionRecord, Project, ProjectRing
-from placement.schemas import ProjectDocument
-from placement.selectors import decisions as selectors
-from placement.selectors.catalog import project_document_data
-from placement.services import decisions as services
-from placement.services import review
+from placement.catalog.models import Project
+from placement.catalog.schemas import ProjectDocument
+from placement.catalog.selectors.catalog import project_document_data
+from placement.decisions.document import DecisionDocument
+from placement.decisions.models import DecisionRecord, ProjectRing
+from placement.decisions.selectors import decisions as selectors
+from placement.decisions.services import decisions as services
+from placement.review import services as review
 from tests.decisions.conftest import proposal
 
 pytestmark = pytest.mark.django_db
@@ -121,7 +122,7 @@ def test_rerun_on_a_changed_simulator_recomputes_and_shows_where_it_disagrees(st
     original["jobs"] = {**original["jobs"], "completed": original["jobs"]["completed"] // 2}
     finished_run.metrics = original
     finished_run.save(update_fields=["metrics"])
-    monkeypatch.setattr("placement.services.evidence.code_digest", lambda: "a-newer-simulator")
+    monkeypatch.setattr("placement.evidence.services.runs.code_digest", lambda: "a-newer-simulator")
     record = _propose(stacks, architect, evidence_runs=[finished_run.pk])
     with django_capture_on_commit_callbacks(execute=True):
         ((old_id, new_id),) = services.decision_rerun(record, user=architect)

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import importlib.util
 import socket
+import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-import threading
 
 import pytest
 from django.core.exceptions import ValidationError
 
-from placement.models import WebhookDelivery
-from placement.services import webhooks
+from placement.decisions.models import WebhookDelivery
+from placement.decisions.services import webhooks
 from tests.decisions.test_webhooks_and_feed import Receiver
 
 pytestmark = pytest.mark.django_db

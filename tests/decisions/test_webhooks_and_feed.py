@@ -15,10 +15,10 @@ import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils import timezone
 
-from placement.decision_document import DecisionDocument
-from placement.models import WebhookDelivery
-from placement.services import decisions as services
-from placement.services import webhooks
+from placement.decisions.document import DecisionDocument
+from placement.decisions.models import WebhookDelivery
+from placement.decisions.services import decisions as services
+from placement.decisions.services import webhooks
 from tests.decisions.conftest import proposal
 
 pytestmark = pytest.mark.django_db
@@ -130,7 +130,7 @@ def test_a_receiver_answering_500_is_retried_and_the_code_is_logged(admin, setti
 
 
 def test_broker_down_leaves_the_delivery_pending_for_the_sweeper(admin, monkeypatch, django_capture_on_commit_callbacks):
-    from placement import tasks
+    from placement.decisions import tasks
 
     def broker_down(*args, **kwargs):
         raise ConnectionRefusedError("broker not listening")

@@ -10,8 +10,9 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from placement.deploy.cluster_import import SnapshotInvalid, cluster_scenario
-from placement.models import SimulationRun, Stack
-from placement.services.rules import compose_stacks
+from placement.evidence.models import SimulationRun
+from placement.stacks.models import Stack
+from placement.stacks.services.stacks import compose_stacks
 from scheduler_core import parse_scenario, simulate
 
 SAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "clusters" / "sample"
@@ -182,7 +183,7 @@ def test_a_snapshot_nested_100000_deep_is_refused_naming_the_upload_and_nothing_
 def test_a_cluster_upload_with_the_broker_down_says_so_on_the_stack_page_instead_of_a_500(client, architect, monkeypatch):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from placement.services import evidence
+    from placement.evidence.services import runs as evidence
 
     def broker_down(**kwargs):
         raise evidence.QueueUnavailable("The task queue is unavailable; nothing was queued. Try again in a minute.")

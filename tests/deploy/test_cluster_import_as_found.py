@@ -122,9 +122,10 @@ def test_duplicate_node_names_are_refused_with_the_name():
 def test_a_what_if_on_an_upload_changes_only_the_node_groups_chosen(client, architect, django_capture_on_commit_callbacks):
     from django.urls import reverse
 
-    from placement.models import SimulationRun, Stack
-    from placement.services.rules import compose_stacks
-    from placement.services.stack_scenario import scenario_for_stack
+    from placement.evidence.models import SimulationRun
+    from placement.stacks.models import Stack
+    from placement.stacks.services.scenario import scenario_for_stack
+    from placement.stacks.services.stacks import compose_stacks
 
     result = compose_stacks({"profile": "mixed", "pool": {"gpu_model": "A100-80GB", "gpu_count": 32}})
     stack = Stack.objects.create(name=result.stacks[0].title, profile="mixed", composition=result.stacks[0].model_dump(mode="json"))

@@ -8,7 +8,8 @@ import pytest
 import yaml
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from placement.models import SimulationRun, Stack
+from placement.evidence.models import SimulationRun
+from placement.stacks.models import Stack
 
 pytestmark = pytest.mark.django_db
 

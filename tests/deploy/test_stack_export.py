@@ -7,12 +7,13 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from placement.models import SimulationRun, Stack
+from placement.deploy.services.bundles import stack_export
+from placement.evidence.models import SimulationRun
+from placement.evidence.services import runs as evidence
 from placement.rules import builtin_rules
-from placement.services import evidence
-from placement.services.deploy import stack_export
-from placement.services.rules import compose_stacks
-from placement.services.stack_scenario import simulation_mapping, stack_plan
+from placement.stacks.models import Stack
+from placement.stacks.services.scenario import simulation_mapping, stack_plan
+from placement.stacks.services.stacks import compose_stacks
 from scheduler_core import parse_scenario
 from tests.deploy.roundtrip import rebuilt, result_json
 from tests.deploy.test_export_validates import all_errors
@@ -56,7 +57,7 @@ def test_every_builtin_profiles_top_stacks_export_valid_objects_that_rebuild_the
         # says what to write by hand; its other objects validate, and no made-up workload stands in.
         assert all("is not rendered yet" in f.body and "each pod requests" in f.body for f in unrendered)
         return
-    from placement.services.stack_scenario import scenario_for_stack
+    from placement.stacks.services.scenario import scenario_for_stack
 
     # no run: the export renders the stack's plan (scenario plan-<digest>), the same one a run of it uses
     assert result.scenario_name == f"plan-{stack_plan(stack).digest}" and "plan" in result.source
@@ -73,8 +74,8 @@ def test_export_uses_the_scenario_of_the_stacks_run_and_reproduces_its_metrics(a
     result = stack_export(stack)
     assert result.run == run and "run" in result.source
     scenario = parse_scenario(run.scenario)
-    from scheduler_core import simulate
     from placement.deploy.readback import read_export
+    from scheduler_core import simulate
 
     again = simulate(parse_scenario(read_export(result.export, scenario))).model_dump(mode="json")
     stored = dict(run.metrics)

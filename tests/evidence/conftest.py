@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,8 +9,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from placement.models import SimulationRun, Stack, Sweep
-from placement.services import evidence
+from placement.evidence.models import SimulationRun, Sweep
+from placement.evidence.services import runs as evidence
+from placement.stacks.models import Stack
 from tests.api.conftest import assert_error_body, session_client
 from tests.evidence.conftest import BROKER, _reset_connections
 from tests.evidence.test_run_limits import SMALL
@@ -44,7 +45,7 @@ def test_submitting_with_the_broker_down_is_a_503_and_leaves_no_run(broker_down,
 
 
 def test_a_sweep_with_the_broker_down_leaves_neither_runs_nor_the_sweep(broker_down, architect):
-    from placement.services import rules
+    from placement.stacks.services import stacks as rules
 
     stack = rules.stack_save(user=architect, request_data={"profile": "training"}, rank=1, name="s")
     with pytest.raises(evidence.QueueUnavailable):
@@ -93,7 +94,7 @@ def test_the_sweep_fails_a_sent_run_no_worker_picked_up(broker_down, architect, 
 def test_the_stack_page_says_the_queue_is_down_and_leaves_no_run(broker_down, architect):
     from django.test import Client
 
-    from placement.services import rules
+    from placement.stacks.services import stacks as rules
 
     stack = rules.stack_save(user=architect, request_data={"profile": "training"}, rank=1, name="s")
     client = Client()

@@ -9,8 +9,8 @@ import time
 import pytest
 import redis
 
-from placement.models import SimulationRun
-from placement.services import evidence
+from placement.evidence.models import SimulationRun
+from placement.evidence.services import runs as evidence
 from tests.evidence.conftest import wait_for
 from tests.evidence.test_run_limits import SMALL
 

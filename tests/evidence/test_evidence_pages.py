@@ -2,13 +2,13 @@
 side by side; a seed sweep shows every metric as mean with a 95% confidence interval."""
 
 import io
-import json
 
 import pytest
 import yaml
 
-from placement.models import SimulationRun, Stack, Sweep
-from placement.services import evidence, rules
+from placement.evidence.models import SimulationRun, Sweep
+from placement.evidence.services import runs as evidence
+from placement.stacks.services import stacks as rules
 from tests.evidence.scenarios import batch_scenario
 
 pytestmark = pytest.mark.django_db
@@ -105,10 +105,10 @@ def test_two_stacks_side_by_side_on_one_scenario(client, architect, stack, secon
 
 
 def test_sweep_reports_mean_and_confidence_interval_per_metric(client, architect, stack, settings, django_capture_on_commit_callbacks, monkeypatch):
-    from placement.selectors import evidence as evidence_selectors
+    from placement.evidence.selectors import runs as evidence_selectors
 
     monkeypatch.setattr(evidence_selectors, "builtin_scenario_document", lambda name: batch_scenario(80, name="sweep-scenario") if name == "sweep" else None)
-    monkeypatch.setattr("placement.services.stack_scenario.builtin_scenario_document", evidence_selectors.builtin_scenario_document)
+    monkeypatch.setattr("placement.stacks.services.scenario.builtin_scenario_document", evidence_selectors.builtin_scenario_document)
     with django_capture_on_commit_callbacks(execute=True):
         sweep = evidence.sweep_start(user=architect, stacks=[stack], scenario_name="sweep", seeds=4)
     runs = list(sweep.runs.all())

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from placement.models import SimulationRun, Stack, Sweep
+from placement.evidence.models import SimulationRun, Sweep
+from placement.stacks.models import Stack
 from tests.api.conftest import assert_error_body, session_client
 from tests.api.test_evidence_ranking_api import REQUEST
 from tests.evidence.test_run_limits import SMALL

@@ -2,8 +2,8 @@
 
 import pytest
 
-from placement.models import SimulationRun
-from placement.services import evidence
+from placement.evidence.models import SimulationRun
+from placement.evidence.services import runs as evidence
 from tests.api.conftest import session_client
 
 pytestmark = pytest.mark.django_db

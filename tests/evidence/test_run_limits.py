@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from placement.models import SimulationRun
+from placement.evidence.models import SimulationRun
 from tests.api.conftest import assert_error_body, session_client
 
 pytestmark = pytest.mark.django_db
@@ -74,7 +74,7 @@ def test_one_user_cannot_have_more_runs_queued_than_the_cap(architect, reviewer,
 def test_a_run_past_its_soft_time_limit_is_failed_with_the_reason(architect, monkeypatch, django_capture_on_commit_callbacks):
     from celery.exceptions import SoftTimeLimitExceeded
 
-    from placement.services import evidence
+    from placement.evidence.services import runs as evidence
 
     with django_capture_on_commit_callbacks():
         run, _ = evidence.simulation_start(user=architect, stack=None, scenario_document=SMALL)
@@ -102,7 +102,7 @@ def test_a_run_that_cannot_finish_within_the_time_limit_is_refused_with_the_esti
 def test_the_stack_page_shows_each_scenarios_estimate_and_the_limit(architect):
     from django.test import Client
 
-    from placement.services import rules
+    from placement.stacks.services import stacks as rules
 
     stack = rules.stack_save(user=architect, request_data={"profile": "training"}, rank=1, name="s")
     client = Client()

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from placement.models import SimulationRun
-from placement.services import evidence
-from placement.services.evidence import _ProgressWriter
+from placement.evidence.models import SimulationRun
+from placement.evidence.services import runs as evidence
+from placement.evidence.services.runs import _ProgressWriter
 from scheduler_core.limits import estimate_cost
 from scheduler_core.scenario import Scenario
 from tests.evidence.scenarios import batch_scenario

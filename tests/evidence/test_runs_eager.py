@@ -3,8 +3,8 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from placement.models import SimulationRun
-from placement.services import evidence
+from placement.evidence.models import SimulationRun
+from placement.evidence.services import runs as evidence
 from tests.evidence.scenarios import batch_scenario
 
 pytestmark = pytest.mark.django_db

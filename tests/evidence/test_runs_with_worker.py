@@ -5,8 +5,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from placement.models import SimulationRun
-from placement.services import evidence
+from placement.evidence.models import SimulationRun
+from placement.evidence.services import runs as evidence
 from tests.evidence.conftest import wait_for
 from tests.evidence.scenarios import batch_scenario
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from placement.models import Stack
-from placement.services.rules import compose_stacks
-from placement.services.stack_scenario import ScenarioInvalid, scenario_for_stack
+from placement.stacks.models import Stack
+from placement.stacks.services.scenario import ScenarioInvalid, scenario_for_stack
+from placement.stacks.services.stacks import compose_stacks
 from scheduler_core import simulate
 
 pytestmark = pytest.mark.django_db

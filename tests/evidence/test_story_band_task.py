@@ -4,8 +4,8 @@ band or the reason it failed shows once the task has finished."""
 
 import pytest
 
-from placement.models import SimulationRun, StoryBand
-from placement.services import story_band
+from placement.evidence.models import SimulationRun, StoryBand
+from placement.evidence.services import story_band
 from tests.evidence.conftest import BROKER, wait_for
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from placement.models import SimulationRun, Sweep
+from placement.evidence.models import SimulationRun, Sweep
 from scheduler_core import simulate
 from tests.evidence.test_evidence_pages import stack  # noqa: F401 - fixture
 from tests.scheduler_core.conftest import SCENARIOS

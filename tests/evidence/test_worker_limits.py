@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from placement.models import SimulationRun
-from placement.services import evidence
+from placement.evidence.models import SimulationRun
+from placement.evidence.services import runs as evidence
 from tests.evidence.conftest import wait_for
 from tests.evidence.scenarios import batch_scenario
 
@@ -46,7 +46,7 @@ def test_a_run_past_the_worker_memory_limit_fails_and_the_worker_runs_the_next(w
 
 
 def test_a_run_past_the_soft_time_limit_fails_with_the_reason(worker_factory, architect, no_budget, monkeypatch):
-    from placement.tasks import execute_simulation
+    from placement.evidence.tasks import execute_simulation
 
     # The sender stamps the limits into the message (Celery's `timelimit` header), so both sides
     # use the same settings, as they do in production.
@@ -62,7 +62,7 @@ def test_a_run_past_the_soft_time_limit_fails_with_the_reason(worker_factory, ar
 
 
 def test_a_run_past_the_hard_time_limit_is_failed_with_the_reason(worker_factory, architect, no_budget, monkeypatch):
-    from placement.tasks import execute_simulation
+    from placement.evidence.tasks import execute_simulation
 
     monkeypatch.setattr(execute_simulation, "soft_time_limit", None)  # no soft limit: only the hard one stops it
     monkeypatch.setattr(execute_simulation, "time_limit", 2)

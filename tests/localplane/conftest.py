@@ -1,5 +1,5 @@
 """One local control plane for the whole session (tests marked `controlplane`): started once, each
-test cleans what it created. Ports: ATLAS_CONTROLPLANE_PORT_BASE (default placement.localplane.plane).
+test cleans what it created. Ports: ATLAS_CONTROLPLANE_PORT_BASE (default placement.deploy.localplane.plane).
 
 The whole-plane tests run when ATLAS_CONTROLPLANE_TESTS=1: kube-apiserver, the controller-manager and
 the scheduler had not finished their first build when this was written, so the plane has not yet been
@@ -16,7 +16,7 @@ import pytest
 def plane():
     if os.environ.get("ATLAS_CONTROLPLANE_TESTS") != "1":
         pytest.skip("whole-plane tests are opt-in until the plane has been seen to start: ATLAS_CONTROLPLANE_TESTS=1")
-    from placement.localplane import LocalPlane
+    from placement.deploy.localplane import LocalPlane
 
     with LocalPlane() as p:
         yield p

@@ -3,8 +3,8 @@ differential generator. No processes."""
 
 from pathlib import Path
 
-from placement.localplane.scenarios import gang_as_job, generate, workload_objects
-from placement.localplane.trial import kwok_nodes, probe_scenario
+from placement.deploy.localplane.scenarios import gang_as_job, generate, workload_objects
+from placement.deploy.localplane.trial import kwok_nodes, probe_scenario
 from scheduler_core import load_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"

@@ -5,8 +5,8 @@ import socket
 
 import pytest
 
-from placement.localplane import ComponentFailed, LocalPlane, Ports
-from placement.localplane.plane import port_base
+from placement.deploy.localplane import ComponentFailed, LocalPlane, Ports
+from placement.deploy.localplane.plane import port_base
 
 pytestmark = pytest.mark.controlplane
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from placement.deploy import export_scenario
-from placement.localplane.scenarios import generate, workload_objects
-from placement.localplane.trial import clean, try_scenario
+from placement.deploy.localplane.scenarios import generate, workload_objects
+from placement.deploy.localplane.trial import clean, try_scenario
 from scheduler_core import load_scenario
 
 pytestmark = pytest.mark.controlplane

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from placement.catalog_files import read_catalog_dir
+from placement.catalog.files import read_catalog_dir
 from placement.rules import build_graph
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -72,8 +72,8 @@ def test_mig_parted_entries_carry_the_gpu_models_device_filter(graph):
 
 
 def test_a_kai_fractions_pool_exports_a_gpu_fraction_pod_instead_of_refusing(graph):
+    from placement.catalog.schemas import ResourceUnit
     from placement.plans.build import build_plan
-    from placement.schemas import ResourceUnit
 
     result = compose(graph, {"workloads": [{"name": "nb", "kind": "interactive", "replicas": 8, "gpus_per_replica": 0.5,
                                             "gpu_memory_gib": 8, "tenants": 2}], "slo": {"isolation": "none"},

@@ -3,10 +3,11 @@
 import pytest
 from django.urls import reverse
 
-from placement.models import SimulationRun, Stack
-from placement.services.deploy import stack_export
-from placement.services.rules import compose_stacks
-from placement.services.stack_scenario import stack_plan
+from placement.deploy.services.bundles import stack_export
+from placement.evidence.models import SimulationRun
+from placement.stacks.models import Stack
+from placement.stacks.services.scenario import stack_plan
+from placement.stacks.services.stacks import compose_stacks
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from placement.document_merge import ACCEPTED, PROPOSED, merge_documents
+from placement.review.merge import ACCEPTED, PROPOSED, merge_documents
 
 CATALOG = Path(__file__).resolve().parents[2] / "fixtures" / "catalog"
 BASE = yaml.safe_load((CATALOG / "kueue.yaml").read_text())

@@ -6,8 +6,8 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from placement.models import Project
-from placement.services import review
+from placement.catalog.models import Project
+from placement.review import services as review
 from tests.api.conftest import session_client
 from tests.review.test_review_workflow import changed_kueue
 

@@ -13,10 +13,14 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.test import Client
 
-from placement.models import Project, Revision, Stack
-from placement.schemas import ProjectDocument
-from placement.selectors.catalog import project_document
-from placement.services import evidence, review, rules
+from placement.catalog.models import Project
+from placement.catalog.schemas import ProjectDocument
+from placement.catalog.selectors.catalog import project_document
+from placement.evidence.services import runs as evidence
+from placement.review import services as review
+from placement.review.models import Revision
+from placement.stacks.models import Stack
+from placement.stacks.services import stacks as rules
 from tests.catalog.test_project_forms import form_post_data
 from tests.conftest import make_user
 

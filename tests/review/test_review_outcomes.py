@@ -1,6 +1,6 @@
 """What each review step leaves behind for the people involved: who proposed and reviewed, from which
 version, the comment, which other proposals must be rebased, the webhook event, and the reasons a
-refused step gives (the mutation audit of placement/services/review.py, docs/testing.md)."""
+refused step gives (the mutation audit of placement/review/services.py, docs/testing.md)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ import copy
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
-from placement.models import Project, Revision, Webhook, WebhookDelivery
-from placement.schemas import ProjectDocument
-from placement.selectors.catalog import project_document
-from placement.services import review
+from placement.catalog.models import Project
+from placement.catalog.schemas import ProjectDocument
+from placement.catalog.selectors.catalog import project_document
+from placement.decisions.models import Webhook, WebhookDelivery
+from placement.review import services as review
+from placement.review.models import Revision
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db

@@ -5,10 +5,11 @@ import copy
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
-from placement.models import Project, Revision
-from placement.schemas import ProjectDocument
-from placement.selectors.catalog import project_document
-from placement.services import review
+from placement.catalog.models import Project
+from placement.catalog.schemas import ProjectDocument
+from placement.catalog.selectors.catalog import project_document
+from placement.review import services as review
+from placement.review.models import Revision
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from placement.catalog_files import read_catalog_dir
+from placement.catalog.files import read_catalog_dir
 from placement.rules import build_graph
 from placement.rules.synthetic import make_document
 

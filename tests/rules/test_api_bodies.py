@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from placement.rules import (
-    ComparisonResult,
     CompareRequest,
+    ComparisonResult,
     CompatibleResult,
     ComposeRequest,
     ComposeResult,

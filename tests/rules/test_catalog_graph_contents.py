@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from placement.catalog.schemas import ContractPoint, ResourceUnit
 from placement.rules import SlotName, build_graph, builtin_rules, catalog_fingerprint, clear_graph_cache
 from placement.rules.graph import composition_path
 from placement.rules.synthetic import make_document
-from placement.schemas import ContractPoint, ResourceUnit
 
 DOCUMENTS = [
     make_document("queue-x", layer="L1", units=["whole_gpu"], capabilities=["per-team-quota"]),

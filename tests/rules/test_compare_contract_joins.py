@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from placement.catalog.schemas import ContractPoint
 from placement.rules import Verdict, build_graph
 from placement.rules.synthetic import make_document
-from placement.schemas import ContractPoint
 from tests.rules.compare_helpers import pair_of
 
 L2 = "L2 Scheduling policy"

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from placement.catalog.schemas import ContractPoint, ResourceUnit
 from placement.rules import CompareRequest, RulesInputError, Verdict, build_graph, compare
 from placement.rules.synthetic import make_document
-from placement.schemas import ContractPoint, ResourceUnit
-from tests.rules.compare_helpers import pair_of, axis_values
+from tests.rules.compare_helpers import axis_values, pair_of
 
 L1 = "L1 Admission and quota"
 L2 = "L2 Scheduling policy"

@@ -98,7 +98,7 @@ def test_the_two_binders_note_names_every_handoff_the_scheduler_binds(graph):
 
 def test_a_capability_owned_on_another_map_is_left_out_of_the_overlap_and_the_rest_still_count():
     # a vocabulary that places bin packing on the planes map: it is no control-plane governance to duplicate
-    from placement.schemas import CatalogVocabulary, builtin_vocabulary
+    from placement.catalog.schemas import CatalogVocabulary, builtin_vocabulary
 
     data = builtin_vocabulary().model_dump(mode="json")
     for cap in data["capabilities"]:

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from placement.catalog.schemas import ProjectDocument
 from placement.rules import Verdict, build_graph, builtin_rules, compare
 from placement.rules.synthetic import make_document
-from placement.schemas import ProjectDocument
 
 
 def _verdict(graph, a: str, b: str) -> Verdict:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
+from placement.catalog.schemas import ProjectDocument, ResourceUnit
 from placement.rules import Verdict, build_graph, compare
 from placement.rules.synthetic import make_document
-from placement.schemas import ProjectDocument, ResourceUnit
-from tests.rules.compare_helpers import pair_of, axis_values
+from tests.rules.compare_helpers import axis_values, pair_of
 
 L1 = "L1 Admission and quota"
 L4 = "L4 Node allocation and device handoff"

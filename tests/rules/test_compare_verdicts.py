@@ -6,10 +6,9 @@ from itertools import combinations
 
 import pytest
 
+from placement.catalog.schemas import ContractPoint
 from placement.rules import RulesInputError, Verdict, build_graph, compare
-from placement.schemas import ContractPoint
 from tests.rules.compare_helpers import pair_of
-
 
 # --- each verdict on small synthetic documents -----------------------------------------------------
 

@@ -11,6 +11,7 @@ import shutil
 import pytest
 import yaml
 
+from placement.catalog.schemas import ContractPoint
 from placement.rules import (
     ComposeRequest,
     Constraints,
@@ -22,7 +23,6 @@ from placement.rules import (
     compose,
     read_rules,
 )
-from placement.schemas import ContractPoint
 
 from .conftest import RULES_DIR
 

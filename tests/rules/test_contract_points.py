@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from placement.catalog.schemas import ResourceUnit
 from placement.rules import ComposeRequest, compose
 from placement.rules.context import Candidate, PoolOption, resolve, validated
 from placement.rules.contracts import (
@@ -22,7 +23,6 @@ from placement.rules.contracts import (
 )
 from placement.rules.data import SlotName
 from placement.rules.models import CheckPoint
-from placement.schemas import ResourceUnit
 
 HAMI_SOURCE = ("HAMi charts/hami/values.yaml resource names; the mutating webhook sets schedulerName to the HAMi "
                "scheduler, a kube-scheduler with the HAMi extender")

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from placement.catalog.schemas import ResourceUnit
 from placement.rules import ComposeRequest, SlotName
 from placement.rules.context import Candidate, PoolOption, keeps_default_scheduler, resolve
 from placement.rules.scoring import combine, evaluate, make_part
-from placement.schemas import ResourceUnit
 
 
 @pytest.mark.parametrize(("profile", "sched", "adm"), [

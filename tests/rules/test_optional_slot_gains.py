@@ -4,11 +4,11 @@ comes with Volcano the scheduler, never beside KAI)."""
 
 from __future__ import annotations
 
+from placement.catalog.schemas import ResourceUnit
 from placement.rules import ComposeRequest, SlotName, build_graph, clear_graph_cache, compose
-from placement.rules.synthetic import make_document
 from placement.rules.context import Candidate, PoolOption, resolve
 from placement.rules.scoring import evaluate, peripheral_gain
-from placement.schemas import ResourceUnit
+from placement.rules.synthetic import make_document
 
 
 def _core(graph, scheduler):

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
+from placement.catalog.schemas import ResourceUnit
 from placement.rules import ComposeRequest, SlotName, build_graph, clear_graph_cache, compose
 from placement.rules.context import TOP_CLUSTER, TOP_PER_UNIT, TOP_POOL_OPTIONS, resolve, validated
 from placement.rules.feasibility import best_few, placeable, pool_options, top_cluster
 from placement.rules.synthetic import make_document
-from placement.schemas import ResourceUnit
 
 # batch_inference's positive preferences (profiles.yaml) plus throughput_first's (composition.yaml);
 # with one component cost (-1.5) a project's local score is len(caps) - 1.5

@@ -7,9 +7,9 @@ import shutil
 import pytest
 import yaml
 
+from placement.catalog.schemas import ContractPoint, ResourceUnit, builtin_vocabulary
 from placement.rules import RulesDataError, Verdict, read_rules
 from placement.rules.data import SlotName
-from placement.schemas import ContractPoint, ResourceUnit, builtin_vocabulary
 
 from .conftest import RULES_DIR
 

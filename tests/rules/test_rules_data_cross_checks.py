@@ -8,9 +8,9 @@ import shutil
 import pytest
 import yaml
 
+from placement.catalog.schemas import builtin_vocabulary
 from placement.rules import RulesDataError, read_rules
 from placement.rules.data import RulesData, builtin_rules
-from placement.schemas import builtin_vocabulary
 
 from .conftest import RULES_DIR
 

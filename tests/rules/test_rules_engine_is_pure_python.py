@@ -29,7 +29,7 @@ def test_no_module_of_the_rules_package_imports_django():
 def test_importing_and_using_the_rules_engine_loads_no_django_module():
     code = (
         "import sys\n"
-        "from placement.catalog_files import read_catalog_dir\n"
+        "from placement.catalog.files import read_catalog_dir\n"
         "from placement.rules import build_graph, compare, compose, ComposeRequest\n"
         "g = build_graph(read_catalog_dir('fixtures/catalog'))\n"
         "compose(g, ComposeRequest(profile='training'))\n"

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from placement.catalog.schemas import ResourceUnit
 from placement.rules import ComposeRequest, Pool, SlotName, build_graph, clear_graph_cache
 from placement.rules.context import Candidate, PoolOption, resolve
 from placement.rules.scoring import evaluate
 from placement.rules.synthetic import make_document
-from placement.schemas import ResourceUnit
 
 A100 = Pool(gpu_model="A100-80GB", gpu_count=8)
 QUEUE_C = make_document("queue-c", layer="L1", units=["whole_gpu"], roles={"bind": ["whole_gpu"]},

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from placement.catalog.schemas import ResourceUnit
 from placement.rules import ComposeRequest, compose
 from placement.rules.context import resolve, validated
 from placement.rules.feasibility import _mig_profile, mig_profile_name, unit_misfit, unit_size
-from placement.schemas import ResourceUnit
 
 MIG_SOURCE = ("A CUDA process sees one MIG instance; CUDA IPC across instances is unsupported, so no NVLink/P2P between "
               "instances (https://docs.rapids.ai/deployment/stable/guides/mig).")

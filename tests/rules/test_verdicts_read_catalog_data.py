@@ -7,7 +7,7 @@ import shutil
 
 import yaml
 
-from placement.catalog_files import read_catalog_dir
+from placement.catalog.files import read_catalog_dir
 from placement.rules import MisuseStatus, build_graph, check_misuse
 from tests.rules.conftest import CATALOG_DIR
 

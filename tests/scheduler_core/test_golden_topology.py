@@ -56,11 +56,10 @@ def test_a_nic_on_a_socket_the_node_does_not_have_is_a_field_error():
 
 
 def test_a_gpu_cannot_push_more_than_its_pcie_link_however_many_nics_it_has():
-    from scheduler_core.scenario import ModelParameters
     from scheduler_core.cluster import Node
     from scheduler_core.hardware import GPU_SPECS
     from scheduler_core.interference import node_uplink
-    from scheduler_core.scenario import DataPlane
+    from scheduler_core.scenario import DataPlane, ModelParameters
 
     node = Node("n-0", "n", 0, "r", GPU_SPECS["A100-SXM4-80GB"], 1, "nvswitch", 1, DataPlane(), {})
     node.set_nics(8, None, "spread")  # eight 25 GB/s NICs, all on the one GPU's switch

@@ -5,7 +5,6 @@ recreated after its node failed, every request of that time is a violation, not 
 """
 
 from scheduler_core import simulate
-
 from tests.scheduler_core.conftest import minimal, service
 
 RATE = 10.0  # requests per second

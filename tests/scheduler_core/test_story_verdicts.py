@@ -4,9 +4,9 @@ from functools import lru_cache
 
 import pytest
 
+from scheduler_core.scenario import load_scenario
 from scheduler_core.stories import VERDICTS, judge
 from scheduler_core.uncertainty import random_elements, unverified_parameters
-from scheduler_core.scenario import load_scenario
 from tests.scheduler_core.conftest import SCENARIOS
 
 

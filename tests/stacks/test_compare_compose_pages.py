@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from placement.models import Stack
+from placement.stacks.models import Stack
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -111,8 +111,8 @@ def test_unknown_capability_is_named_in_the_error(client):
 
 
 def test_rank_by_evidence_from_the_compose_page_shows_progress_then_the_ranking(client, architect, django_capture_on_commit_callbacks):
-    from placement.models import SimulationRun
-    from placement.services.evidence import simulation_execute
+    from placement.evidence.models import SimulationRun
+    from placement.evidence.services.runs import simulation_execute
 
     client.force_login(architect)
     row = {"w1-name": "chat", "w1-kind": "online_inference", "w1-replicas": "8", "w1-gpus_per_replica": "0.25",
@@ -157,8 +157,8 @@ def test_compose_results_are_one_comparison_table_with_details_folded(client):
 
 
 def test_the_comparison_names_what_sets_each_stack_apart_and_the_ties():
+    from placement.decisions.selectors.board import stack_comparison
     from placement.rules.models import Stack as RankedStack
-    from placement.selectors.review_board import stack_comparison
 
     def ranked(rank, score, components):
         return RankedStack.model_validate({

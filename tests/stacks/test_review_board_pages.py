@@ -7,8 +7,9 @@ import re
 import pytest
 from rest_framework.authtoken.models import Token
 
-from placement.models import ApiAccess, SimulationRun
-from placement.services import rules as rules_services
+from placement.access.models import ApiAccess
+from placement.evidence.models import SimulationRun
+from placement.stacks.services import stacks as rules_services
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
@@ -51,7 +52,7 @@ def test_diff_of_two_saved_stacks_names_the_slots_and_contracts_that_differ(clie
 
 
 def test_a_ranked_stack_links_to_the_evidence_of_the_same_saved_stack(client, architect, django_capture_on_commit_callbacks):
-    from placement.services import evidence
+    from placement.evidence.services import runs as evidence
     from tests.evidence.scenarios import batch_scenario
 
     saved = rules_services.stack_save(user=architect, request_data=TRAINING, rank=1, name="Our training stack")

@@ -3,7 +3,8 @@ decision record relies on them or their runs."""
 
 import pytest
 
-from placement.models import SimulationRun, Stack
+from placement.evidence.models import SimulationRun
+from placement.stacks.models import Stack
 from tests.decisions.conftest import proposal, stacks  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
@@ -43,8 +44,8 @@ def test_another_architect_may_not_change_it_but_a_reviewer_may(client, other_ar
 
 
 def test_a_stack_a_decision_relies_on_is_not_deleted(client, architect, stacks):
-    from placement.decision_document import DecisionDocument
-    from placement.services import decisions
+    from placement.decisions.document import DecisionDocument
+    from placement.decisions.services import decisions
 
     record = decisions.decision_propose(DecisionDocument.model_validate(proposal(stacks)), user=architect)
     whole, _ = stacks

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from placement.services.catalog import catalog_export
+from placement.catalog.services.catalog import catalog_export
 
 
 class Command(BaseCommand):

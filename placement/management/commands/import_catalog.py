@@ -3,8 +3,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from placement.catalog_lint import lint_catalog_dir
-from placement.services.catalog import CatalogInvalid, catalog_import
+from placement.catalog.lint import lint_catalog_dir
+from placement.catalog.services.catalog import CatalogInvalid, catalog_import
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ import yaml
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from placement.services.cluster_import import decode_snapshot_file, snapshot_scenario
+from placement.deploy.services.imports import decode_snapshot_file, snapshot_scenario
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from placement.catalog_lint import DEFAULT_MAX_AGE_DAYS, lint_catalog_dir
+from placement.catalog.lint import DEFAULT_MAX_AGE_DAYS, lint_catalog_dir
 
 
 class Command(BaseCommand):

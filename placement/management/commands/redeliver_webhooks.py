@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from placement.services.webhooks import webhook_redeliver_due
+from placement.decisions.services.webhooks import webhook_redeliver_due
 
 
 class Command(BaseCommand):

@@ -5,9 +5,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 
-from placement.services.access import ARCHITECT
-from placement.services.catalog_refresh import catalog_refresh
-from placement.upstream import GitHubLandscapeClient, RecordedFetch, http_fetch
+from placement.access.services import ARCHITECT
+from placement.catalog.services.refresh import catalog_refresh
+from placement.catalog.upstream import GitHubLandscapeClient, RecordedFetch, http_fetch
 
 BOT = "catalog-refresh"
 

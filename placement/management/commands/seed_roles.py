@@ -2,7 +2,7 @@ from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand, CommandError
 
-from placement.services.access import ARCHITECT, READER, REVIEWER, ROLES
+from placement.access.services import ARCHITECT, READER, REVIEWER, ROLES
 
 DEMO_PASSWORD = "atlas-demo-password"
 

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from placement.services.evidence import simulation_fail_stale, simulation_recover_queued
+from placement.evidence.services.runs import simulation_fail_stale, simulation_recover_queued
 
 
 class Command(BaseCommand):

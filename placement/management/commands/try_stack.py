@@ -4,7 +4,7 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from placement.models import Stack
+from placement.stacks.models import Stack
 
 
 class Command(BaseCommand):
@@ -19,8 +19,8 @@ class Command(BaseCommand):
         parser.add_argument("--scenario", help="take the numbers from this built-in scenario")
 
     def handle(self, *args, stack_id, json_out, run, scenario, **options):
-        from placement.localplane import ComponentFailed
-        from placement.services.plane_trial import try_stack
+        from placement.deploy.localplane import ComponentFailed
+        from placement.deploy.services.trial import try_stack
 
         stack = Stack.objects.filter(pk=stack_id).first()
         if stack is None:

@@ -7,8 +7,12 @@ allocation as its remaining share, as upstream's test does."""
 import pytest
 
 from scheduler_core.cluster import GPU
-from scheduler_core.policies.kai import (allocatable_share, can_reclaim_resources, guarantee_deserved_quota,
-                                         maintain_fair_share)
+from scheduler_core.policies.kai import (
+    allocatable_share,
+    can_reclaim_resources,
+    guarantee_deserved_quota,
+    maintain_fair_share,
+)
 from scheduler_core.resources import CPU, MEMORY
 
 SRC = "KAI-Scheduler pkg/scheduler/plugins/proportion/reclaimable/strategies/strategies_test.go"

@@ -1,0 +1,87 @@
+"""Seeded small scenarios for the differential check: 1-4 ClusterQueues in a cohort (borrowing and
+lending limits, preemption), priorities, gangs, whole-GPU and MIG nodes; every workload submitted at
+once. ``generate(seed)`` is deterministic; names carry the seed so scenarios never share objects."""
+
+from __future__ import annotations
+
+import random
+
+from placement.deploy.workloads import workload_files
+from scheduler_core.scenario import Scenario, parse_scenario
+
+MIG_LAYOUT = "all-1g.10gb"  # mig-parted's label: seven 1g.10gb instances per A100-SXM4-80GB
+MIG_PROFILE = "1g.10gb"
+
+
+def generate(seed: int) -> Scenario:
+    rng = random.Random(seed)
+    tag = f"d{seed}"
+    whole = {"name": f"{tag}-w", "count": rng.randint(1, 2), "gpu": "A100-SXM4-80GB", "gpus_per_node": rng.choice([4, 8])}
+    groups = [whole]
+    with_mig = rng.random() < 0.4
+    if with_mig:
+        groups.append({"name": f"{tag}-m", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": rng.choice([1, 2]),
+                       "mig": [{"devices": "all", "layout": MIG_LAYOUT}]})
+    total_gpus = sum(g["count"] * g["gpus_per_node"] for g in groups if "mig" not in g)
+    mig_slots = sum(g["count"] * g["gpus_per_node"] * 7 for g in groups if "mig" in g)
+    n_cq = rng.randint(1, 4)
+    tenants, cqs = [], []
+    for i in range(n_cq):
+        name = f"{tag}-q{i}"
+        nominal = rng.randint(0, max(1, total_gpus // n_cq + 2))
+        quota: dict = {"nominal": nominal}
+        if rng.random() < 0.4:
+            quota["borrowing_limit"] = rng.randint(0, 4)
+        if rng.random() < 0.3:
+            quota["lending_limit"] = rng.randint(0, nominal)
+        flavors = [{"name": f"{tag}-whole", "node_groups": [whole["name"]], "quotas": {"nvidia.com/gpu": quota}}]
+        if with_mig:
+            flavors.append({"name": f"{tag}-mig", "node_groups": [f"{tag}-m"],
+                            "quotas": {f"nvidia.com/mig-{MIG_PROFILE}": {"nominal": rng.randint(0, mig_slots)}}})
+        cqs.append({"name": name, "cohort": f"{tag}-org", "flavors": flavors,
+                    "preemption": {"reclaim_within_cohort": rng.choice(["Never", "Any"]),
+                                   "within_cluster_queue": rng.choice(["Never", "LowerPriority"])}})
+        tenants.append({"name": name, "weight": 1, "queue": name})
+    workloads = []
+    for j in range(rng.randint(2, 5)):
+        tenant = rng.choice(tenants)["name"]
+        w: dict = {"kind": "batch", "name": f"{tag}-j{j}", "tenant": tenant, "duration": "1000h",
+                   "priority": rng.choice([0, 0, 100]), "memory_gib": 8}
+        if with_mig and rng.random() < 0.35:
+            w.update(gpus_per_worker=1, workers=rng.choice([1, 2]), node_group=f"{tag}-m", unit={"mig_profile": MIG_PROFILE})
+        else:
+            w.update(gpus_per_worker=rng.choice([1, 2, 4]), workers=rng.choice([1, 1, 2, 3]), node_group=whole["name"])
+        workloads.append(w)
+    doc = {"name": f"differential-{seed}", "seed": seed, "horizon": "10m",
+           "pool": {"node_groups": groups},
+           "stack": {"name": f"kueue differential {seed}",
+                     "data_plane": {"mechanism": "whole"},
+                     **({"node_group_data_plane": {f"{tag}-m": {"mechanism": "mig", "mig_strategy": "mixed"}}} if with_mig else {}),
+                     "control_plane": {"scheduler": "kube-default", "admission": "kueue",
+                                       "kueue": {"cluster_queues": cqs}}},
+           "tenants": tenants, "workloads": workloads}
+    return parse_scenario(doc, source=f"differential seed {seed}")
+
+
+def gang_as_job(obj: dict) -> dict:
+    """A PyTorchJob (no training operator in the plane) as the batch Job Kueue admits the same way: one
+    podset of ``workers`` pods, admitted whole; kube-scheduler then places each pod."""
+    if obj["kind"] != "PyTorchJob":
+        return obj
+    specs = obj["spec"]["pytorchReplicaSpecs"]
+    workers = sum(s["replicas"] for s in specs.values())
+    template = {**specs["Master"]["template"]}
+    template["spec"] = {**template["spec"], "restartPolicy": "Never"}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": obj["metadata"],
+            "spec": {"parallelism": workers, "completions": workers, "backoffLimit": 0, "template": template}}
+
+
+def workload_objects(scenario: Scenario) -> list[dict]:
+    """Every workload of the scenario as the exporter writes it (the bundle keeps one example per
+    class and pool; the differential check needs them all), gangs as batch Jobs."""
+    objects = []
+    for spec in scenario.workloads:
+        single = scenario.model_copy(update={"workloads": [spec]})
+        for f in workload_files(single):
+            objects += [gang_as_job(o) for o in f.objects if o["kind"] != "ResourceClaimTemplate"]
+    return objects
