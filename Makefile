@@ -42,9 +42,11 @@ browser:
 	$(SERVICES) install
 
 test: install
+	$(VENV)/bin/lint-imports
 	$(SERVICES) run -- $(PY) -m pytest $(PYTEST_ARGS)
 
 test-fast: install
+	$(VENV)/bin/lint-imports
 	$(SERVICES) run -- $(PY) -m pytest -m "not worker and not browser" $(PYTEST_ARGS)
 
 bench: install

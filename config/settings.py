@@ -74,7 +74,8 @@ ROOT_URLCONF = "config.urls"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        # Site-wide templates (base, login) and each concept package's own: placement/<concept>/templates.
+        "DIRS": [BASE_DIR / "templates", *sorted((BASE_DIR / "placement").glob("*/templates"))],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

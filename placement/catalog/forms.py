@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 from pydantic import ValidationError
 
+from placement.catalog.models import Project
 from placement.catalog.schemas import (
     ENFORCEMENT_POINT_LABELS,
     RESOURCE_UNIT_LABELS,
@@ -20,6 +21,7 @@ from placement.catalog.schemas import (
     ResourceUnit,
     SourceTag,
 )
+from placement.catalog.selectors.catalog import catalog_vocabulary
 from placement.common.widgets import Column, PickerWidget, RowsField, RowSpec
 
 TEXTAREA = forms.Textarea(attrs={"rows": 3})
@@ -425,3 +427,7 @@ class ProjectForm(forms.Form):
         return cleaned
 
 
+def project_form(data=None, initial=None) -> ProjectForm:
+    """The project form with the catalog's current vocabulary and the accepted projects to depend on."""
+    choices = list(Project.objects.filter(accepted=True).order_by("name").values_list("slug", "name"))
+    return ProjectForm(data, initial=initial, vocabulary=catalog_vocabulary(), project_choices=choices)

@@ -10,11 +10,10 @@ from django.views.decorators.http import require_POST
 
 from placement.access.decorators import action_required, read_required
 from placement.access.services import can
-from placement.catalog.forms import ProjectForm
+from placement.catalog.forms import ProjectForm, project_form
 from placement.catalog.models import Project
 from placement.catalog.schemas import ProjectDocument
 from placement.catalog.selectors.catalog import placement_preview, project_template_context
-from placement.catalog.views.catalog import project_form
 from placement.common.pages import apply_service_errors, render_page_or_fragment
 from placement.review import services as review_services
 from placement.review.models import Revision

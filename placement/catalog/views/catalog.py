@@ -9,11 +9,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from placement.access.decorators import action_required, read_required
 from placement.catalog.filtersets import ProjectFilterSet
-from placement.catalog.forms import ProjectForm
+from placement.catalog.forms import ProjectForm, project_form
 from placement.catalog.models import Project
 from placement.catalog.page_cache import catalog_page
 from placement.catalog.selectors.catalog import (
-    catalog_vocabulary,
     draft_placement_preview,
     layer_map_grid,
     pending_project_ids,
@@ -64,11 +63,6 @@ def project_detail(request, slug: str):
     doc = project_document(project)
     context = {"project": project, **project_template_context(doc), "ring": project_ring(project)}
     return render(request, "placement/project_detail.html", context)
-
-
-def project_form(data=None, initial=None) -> ProjectForm:
-    choices = list(Project.objects.filter(accepted=True).order_by("name").values_list("slug", "name"))
-    return ProjectForm(data, initial=initial, vocabulary=catalog_vocabulary(), project_choices=choices)
 
 
 @action_required("propose")

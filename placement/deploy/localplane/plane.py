@@ -29,7 +29,7 @@ import yaml
 
 from placement.deploy.localplane.kube import Kube
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 BUILD = REPO / "controlplane" / "build.sh"
 # ../shared (main checkout) or ../../shared (a worktree), as tests/deploy/schemas.py looks for it.
 SHARED = next((p for p in (REPO.parent / "shared", REPO.parent.parent / "shared") if p.is_dir()), REPO.parent / "shared")
