@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",  # runserver serves static files through WhiteNoise too
     "django.contrib.staticfiles",
+    "django.forms",  # built-in widget templates for the TemplatesSetting form renderer below
     "django_htmx",
     "django_filters",
     "rest_framework",
@@ -70,6 +71,9 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "config.urls"
+
+# Widgets render through TEMPLATES, so the widget templates in placement/common/templates are found.
+FORM_RENDERER = "django.forms.renderers.TemplatesSetting"
 
 TEMPLATES = [
     {

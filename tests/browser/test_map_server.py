@@ -10,13 +10,13 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from placement.catalog.map_figure import layer_map_figure
 from placement.catalog.models import Project
 from placement.catalog.schemas import ProjectDocument, units_served
 from placement.catalog.selectors.layer_map import (
     MapFilters,
     contract_edges,
     layer_map_data,
-    layer_map_figure,
     layer_map_groups,
     placements,
 )

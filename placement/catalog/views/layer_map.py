@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
 
 from placement.access.decorators import embed_read_required, read_required
+from placement.catalog.map_figure import layer_map_figure
 from placement.catalog.page_cache import catalog_page
 from placement.catalog.schemas import CncfStatus
 from placement.catalog.selectors.catalog import catalog_vocabulary
@@ -25,7 +26,6 @@ from placement.catalog.selectors.layer_map import (
     contract_rows,
     describe,
     layer_map_data,
-    layer_map_figure,
     layer_map_groups,
     stack_choices,
 )
