@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scheduler_core.engine import Priority
+from scheduler_core.events import Priority
 from scheduler_core.policies.base import ShapeQueue, kube_order
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -15,7 +15,7 @@ from scheduler_core.cluster import hami_card_reason, held_domain, topology_domai
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.cluster import Node
-    from scheduler_core.simulation.engine import ClusterSimulation
+    from scheduler_core.simulation.cluster_sim import ClusterSimulation
     from scheduler_core.workloads import Workload
 
 SELECTOR = "node(s) didn't match Pod's node affinity/selector"

@@ -1,4 +1,4 @@
-"""Turn a finished :class:`~scheduler_core.simulation.engine.ClusterSimulation` into a :class:`SimulationResult`."""
+"""Turn a finished :class:`~scheduler_core.simulation.cluster_sim.ClusterSimulation` into a :class:`SimulationResult`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from scheduler_core.latency import quantile
 CDF_QUANTILES = (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from scheduler_core.simulation.engine import ClusterSimulation
+    from scheduler_core.simulation.cluster_sim import ClusterSimulation
 
 PENDING_EXPLAINED = 2000  # waiting workloads whose reason is worked out at the horizon (O(nodes) each)
 

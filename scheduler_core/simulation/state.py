@@ -16,7 +16,7 @@ from scheduler_core.scenario import InferenceWorkload
 from scheduler_core.workloads import Workload
 
 if TYPE_CHECKING:  # pragma: no cover
-    from scheduler_core.simulation.engine import ClusterSimulation
+    from scheduler_core.simulation.cluster_sim import ClusterSimulation
 
 EPS = 1e-9
 

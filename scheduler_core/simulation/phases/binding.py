@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from scheduler_core.cluster import DeviceContext, Node, hami_card_memory
-from scheduler_core.engine import Priority
+from scheduler_core.events import Priority
 from scheduler_core.interference import topology_factor
 from scheduler_core.resources import add_into
 from scheduler_core.workloads import Pod, Workload

@@ -1,4 +1,4 @@
-"""The cluster simulation engine: one :class:`~scheduler_core.engine.Environment` holding all state.
+"""The cluster simulation: one :class:`~scheduler_core.events.Environment` holding all state.
 
 Life of a workload (see docs/simulator-model.md):
 
@@ -22,7 +22,7 @@ from typing import Callable
 
 from scheduler_core import metrics as M
 from scheduler_core.cluster import GPU, Node
-from scheduler_core.engine import Environment, Priority
+from scheduler_core.events import Environment, Priority
 from scheduler_core.latency import LatencyGrid
 from scheduler_core.policies import make_admission, make_scheduler
 from scheduler_core.resources import CPU, MEMORY, add_into
