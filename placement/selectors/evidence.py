@@ -44,7 +44,7 @@ def builtin_scenarios() -> list[ScenarioInfo]:
 
 
 def _estimate(data: dict) -> float | None:
-    from scheduler_core.limits import estimate_cost
+    from scheduler_core.scenario.limits import estimate_cost
     from scheduler_core.scenario import parse_scenario
 
     from placement.services.evidence import run_seconds_estimate

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from placement.models import SimulationRun
 from placement.services import evidence
 from placement.services.evidence import _ProgressWriter
-from scheduler_core.limits import estimate_cost
+from scheduler_core.scenario.limits import estimate_cost
 from scheduler_core.scenario import Scenario
 from tests.evidence.scenarios import batch_scenario
 
