@@ -43,7 +43,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scheduler_core.events import Priority
-from scheduler_core.policies.base import ShapeQueue, kube_order
+from scheduler_core.policies.base import ControlPlanePolicy, ShapeQueue
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
@@ -86,7 +86,10 @@ class ClusterQueueState:
         return q.nominal - q.lending_limit if q.lending_limit is not None else 0.0
 
 
-class KueueAdmission:
+class KueueAdmission(ControlPlanePolicy):
+    """Extension points: admit (the admission pass: flavors, preemption, partial admission, TAS), end_pass;
+    queue_order is kube-scheduler's within each ClusterQueue."""
+
     name = "kueue"
 
     def __init__(self, sim) -> None:
@@ -557,8 +560,8 @@ class KueueAdmission:
         w = cq.spec.fair_sharing_weight
         return best / w if w > 0 else (INF if best > 0 else 0.0)
 
-    # -- the admission pass ---------------------------------------------------------
-    def cycle(self) -> None:
+    # -- the admission pass: the extension point the scheduling cycle calls ---------------------------
+    def admit(self) -> None:
         wfpr = self.cfg.wait_for_pods_ready
         failed: dict[str, set] = {name: set() for name in self.cqs}
         if not (self.quota_freed or self.sim.full_pass):
@@ -608,7 +611,7 @@ class KueueAdmission:
     def _candidate(self, cq: ClusterQueueState, failed: set):
         strict = cq.spec.queueing_strategy == "StrictFIFO"
         # BestEffortFIFO passes a failed shape by: leave it out of the scan.  StrictFIFO stops at it.
-        scan = cq.queue.scan(kube_order, None if strict else [k for k in cq.queue.buckets if k not in failed])
+        scan = cq.queue.scan(self.queue_order, None if strict else [k for k in cq.queue.buckets if k not in failed])
         while True:
             item = scan.next()
             if item is None:

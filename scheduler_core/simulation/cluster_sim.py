@@ -17,7 +17,8 @@ the result is built by :mod:`scheduler_core.simulation.results` and the
 "why not" answers by :mod:`scheduler_core.simulation.explain`.  Each of those
 is handed data, so every import arrow points down from here.  Policies are
 handed the simulation as a :class:`~scheduler_core.policies.port.ClusterPort`
-and never import it.
+and never import it; the scheduling cycle calls their extension points by name
+(see :class:`~scheduler_core.policies.base.ControlPlanePolicy`).
 """
 
 from __future__ import annotations
@@ -110,13 +111,18 @@ class ClusterSimulation(BindingPhase, RunningPhase, TerminationPhase, MemoryPhas
         self.request_cycle()
 
     def _cycle(self) -> None:
+        """One scheduling cycle: each policy's extension points by name (see
+        :class:`~scheduler_core.policies.base.ControlPlanePolicy`), the admission controller's before the
+        scheduler's; then each policy's post-cycle, the scheduler's first."""
         self._cycle_event = None
-        if self.admission is not None:
-            self.admission.cycle()
-        self.scheduler.cycle()
-        self.scheduler.end_pass()
-        if self.admission is not None:
-            self.admission.end_pass()
+        for policy in self.policies:
+            policy.open_session()
+            policy.admit()
+            policy.allocate()
+            policy.preempt()
+            policy.reclaim()
+        for policy in reversed(self.policies):
+            policy.end_pass()
         self.full_pass = False
 
     # ================================================================ arrivals
