@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/estimate_bench.py [--repeat 3] [--scale]
 
 For every built-in scenario (fixtures/scenarios) it prints the estimate a submission is checked
-against (scheduler_core.limits.estimate_seconds, from the document alone) beside the measured wall
+against (scheduler_core.scenario.limits.estimate_seconds, from the document alone) beside the measured wall
 time (best of --repeat runs) and their ratio; --scale adds batch scenarios of 2,000-8,000 jobs on
 16-512 nodes, the sizes where the estimate decides. Exit status 1 when a ratio is outside 1/2..2.
 """
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from scheduler_core import simulate  # noqa: E402
-from scheduler_core.limits import SAMPLE_EVENTS, estimate_cost, estimate_events, estimate_seconds  # noqa: E402
+from scheduler_core.scenario.limits import SAMPLE_EVENTS, estimate_cost, estimate_events, estimate_seconds  # noqa: E402
 from scheduler_core.scenario import load_scenario, parse_scenario  # noqa: E402
 
 

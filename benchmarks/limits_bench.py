@@ -65,7 +65,7 @@ def _maxrss_mib() -> int:
 
 
 def memory_limit(limit_mb: int, jobs: int) -> None:
-    from scheduler_core.limits import estimate_cost
+    from scheduler_core.scenario.limits import estimate_cost
     from scheduler_core.scenario import parse_scenario
 
     print(f"== a run of {jobs:,} jobs in a process limited to {limit_mb:,} MiB of address space (RLIMIT_AS)")

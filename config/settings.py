@@ -183,13 +183,13 @@ ATLAS_RUN_HEARTBEAT_TIMEOUT = int(os.environ.get("ATLAS_RUN_HEARTBEAT_TIMEOUT", 
 ATLAS_RUN_MAX_ATTEMPTS = int(os.environ.get("ATLAS_RUN_MAX_ATTEMPTS", "2"))
 
 # Run limits (docs/simulator-model.md "Run limits"). Beyond the scenario-wide limits of
-# scheduler_core.limits, one run here may use at most this many GPUs and jobs and a predicted peak
+# scheduler_core.scenario.limits, one run here may use at most this many GPUs and jobs and a predicted peak
 # of this much memory; a bigger one is refused with a 400 before it is queued. The defaults admit
 # 4x the 1,024-GPU / 50,000-job benchmark case (< 60 s, < 2 GiB) in jobs and 16x in GPUs.
 ATLAS_RUN_MAX_GPUS = int(os.environ.get("ATLAS_RUN_MAX_GPUS", "16384"))
 ATLAS_RUN_MAX_JOBS = int(os.environ.get("ATLAS_RUN_MAX_JOBS", "200000"))
 ATLAS_RUN_MEMORY_BUDGET_MB = int(os.environ.get("ATLAS_RUN_MEMORY_BUDGET_MB", "1024"))
-# A run whose estimated time (scheduler_core.limits.estimate_seconds x this factor) exceeds
+# A run whose estimated time (scheduler_core.scenario.limits.estimate_seconds x this factor) exceeds
 # ATLAS_RUN_SOFT_TIME_LIMIT is refused before queueing; > 1 for workers slower than the benchmark's.
 ATLAS_RUN_SPEED_FACTOR = float(os.environ.get("ATLAS_RUN_SPEED_FACTOR", "1.0"))
 # Each worker pool process gets this address-space limit (RLIMIT_AS): a run that outgrows it fails

@@ -10,10 +10,10 @@ Public API::
                       progress=lambda f: print(f"{f:.0%}"))
     print(result.gangs.partial_start_gpu_hours)
 
-The event engine (:mod:`scheduler_core.engine`) is public too, for trace replay.
+The event heap (:mod:`scheduler_core.events`) is public too, for trace replay.
 """
 
-from scheduler_core.engine import Environment, Event, Priority, SchedulingError
+from scheduler_core.events import Environment, Event, Priority, SchedulingError
 
 __all__ = [
     "Environment", "Event", "Priority", "SchedulingError",
@@ -23,7 +23,7 @@ __all__ = [
 
 
 def __getattr__(name):
-    # Lazy imports keep `import scheduler_core.engine` light for the trace replayer.
+    # Lazy imports keep `import scheduler_core.events` light for the trace replayer.
     if name in ("simulate",):
         from scheduler_core.api import simulate
         return simulate

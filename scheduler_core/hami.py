@@ -21,19 +21,43 @@ A container states some of ``nvidia.com/gpu``, ``gpumem`` (MiB), ``gpumem-percen
    ``memoryFactor``; a percentage above 100 is clamped, 0 or below is unset; with neither memory
    figure, ``defaultMemory`` MiB, or (0) the whole card's memory (percentage 100); gpucores
    default ``defaultCores`` (0).  The percentage becomes MiB per card at fit: total x pct / 100.
+
+The chart values both steps read are :class:`HamiConfig`, a scenario's ``data_plane.hami`` section
+(:mod:`scheduler_core.scenario.stack` names it from here).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Literal
 
-if TYPE_CHECKING:  # pragma: no cover
-    from scheduler_core.scenario import HamiConfig
+from pydantic import Field
+
+from scheduler_core.units import DocumentModel
 
 # Each scheduler of the stack and the schedulerName its pods carry.
 SCHEDULER_NAMES = {"kube-default": "default-scheduler", "volcano": "volcano", "kai": "kai-scheduler",
                    "coscheduling": "scheduler-plugins-scheduler"}
+
+
+class HamiConfig(DocumentModel):
+    # A scenario's ``data_plane.hami`` section: HAMi's chart values, read by the webhook and request
+    # generation below and by the device fit (cluster.py).
+    device_split_count: int = Field(10, ge=1, le=110, description="vGPU slots per physical GPU (values.yaml default 10, "
+                                                                 "§3); at most 110, Kubernetes' pods per node")
+    device_memory_scaling: float = Field(1.0, ge=1.0, description="> 1 enables virtual memory overcommit (§3)")
+    gpu_scheduler_policy: Literal["spread", "binpack"] = "spread"
+    node_scheduler_policy: Literal["spread", "binpack"] = "binpack"
+    # Webhook and scheduler defaults (charts/hami/templates/scheduler/device-configmap.yaml, values.yaml;
+    # applied as pkg/device/nvidia/device.go MutateAdmission and GenerateResourceRequests do, below).
+    default_gpu_num: int = Field(1, ge=0, description="defaultGPUNum: nvidia.com/gpu the webhook adds to a container "
+                                                      "asking gpumem, gpumem-percentage or gpucores without it (0: none)")
+    default_memory: int = Field(0, ge=0, description="defaultMemory MiB for a container stating neither gpumem nor "
+                                                     "gpumem-percentage (0: the whole card)")
+    default_cores: int = Field(0, ge=0, le=100, description="defaultCores: gpucores of a container not stating them")
+    memory_factor: int = Field(1, ge=1, description="memoryFactor: gpumem is counted x this")
+    scheduler_name: str = Field("hami-scheduler", description="schedulerName of HAMi's scheduler; its webhook "
+                                                              "mutates only pods naming it (under kube-scheduler)")
 
 
 @dataclass(frozen=True)
@@ -61,13 +85,13 @@ class HamiRequest:
     cores: int
 
 
-def pod_scheduler(scheduler: str, cfg: "HamiConfig") -> str:
+def pod_scheduler(scheduler: str, cfg: HamiConfig) -> str:
     """The schedulerName of a HAMi pod: HAMi's own under kube-scheduler (its extender places vGPU
     pods), else the stack's scheduler's."""
     return cfg.scheduler_name if scheduler == "kube-default" else SCHEDULER_NAMES[scheduler]
 
 
-def webhook_applies(pod_scheduler_name: str, cfg: "HamiConfig") -> bool:
+def webhook_applies(pod_scheduler_name: str, cfg: HamiConfig) -> bool:
     """Does HAMi's webhook mutate a pod with this ``schedulerName`` (webhook.go ``Handle``)?"""
     return pod_scheduler_name in ("", cfg.scheduler_name)
 
@@ -81,7 +105,7 @@ def percentage_error(limits: HamiLimits, container: str) -> str | None:
     return None
 
 
-def mutate(limits: HamiLimits, cfg: "HamiConfig") -> HamiLimits:
+def mutate(limits: HamiLimits, cfg: HamiConfig) -> HamiLimits:
     """``MutateAdmission``: the default GPU count, then the exclusive-core default."""
     gpu = limits.gpu
     if gpu is None and cfg.default_gpu_num > 0 and limits.states_any():
@@ -97,7 +121,7 @@ def mutate(limits: HamiLimits, cfg: "HamiConfig") -> HamiLimits:
     return replace(limits, gpu=gpu, gpucores=cores)
 
 
-def generate_request(limits: HamiLimits, cfg: "HamiConfig") -> HamiRequest | None:
+def generate_request(limits: HamiLimits, cfg: HamiConfig) -> HamiRequest | None:
     """``GenerateResourceRequests``: None when the container asks no ``nvidia.com/gpu``."""
     if limits.gpu is None:
         return None
@@ -114,7 +138,7 @@ def generate_request(limits: HamiLimits, cfg: "HamiConfig") -> HamiRequest | Non
     return HamiRequest(limits.gpu, mem, pct, cores)
 
 
-def admitted_request(limits: HamiLimits, cfg: "HamiConfig", scheduler: str) -> HamiRequest | None:
+def admitted_request(limits: HamiLimits, cfg: HamiConfig, scheduler: str) -> HamiRequest | None:
     """Webhook (when it applies to the pods of the stack's ``scheduler``) and request generation."""
     if webhook_applies(pod_scheduler(scheduler, cfg), cfg):
         limits = mutate(limits, cfg)

@@ -1,4 +1,5 @@
-"""Durations and sizes as written in scenario files ("90s", "30m", "6h", "7d", "250ms")."""
+"""Durations and sizes as written in scenario files ("90s", "30m", "6h", "7d", "250ms"), and
+:class:`DocumentModel`, the base of every model of a scenario document."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import math
 import re
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 _RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ms|s|min|m|h|d)?\s*$")
@@ -31,3 +32,8 @@ def parse_duration(value: Any) -> float:
 
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
+
+
+class DocumentModel(BaseModel):
+    # Unknown keys are errors: a typo in a scenario must not silently change the run.
+    model_config = ConfigDict(extra="forbid", frozen=False, populate_by_name=True)

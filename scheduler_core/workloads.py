@@ -17,8 +17,15 @@ from scheduler_core import hami as hamimod
 from scheduler_core import mig as migmod
 from scheduler_core.cluster import GPU, DeviceRequest
 from scheduler_core.hardware import MIB_PER_GIB
-from scheduler_core.scenario import (DataPlane, DurationDist, InferenceWorkload, IntChoice, NodeGroup, Scenario,
-                                     TrainingWorkload)
+from scheduler_core.scenario import (
+    DataPlane,
+    DurationDist,
+    InferenceWorkload,
+    IntChoice,
+    NodeGroup,
+    Scenario,
+    TrainingWorkload,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.cluster import DeviceContext, Node

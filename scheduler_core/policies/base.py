@@ -1,4 +1,8 @@
-"""Shared machinery of the control-plane policies.
+"""The extension points every control-plane policy plugs into, and the machinery they share.
+
+:class:`ControlPlanePolicy` names the extension points (the scheduling cycle calls them by name) and
+tabulates which policy implements which; :class:`Policy` and :class:`QueuedPolicy` are the bases of
+the L2 schedulers.
 
 :class:`ShapeQueue` keeps waiting workloads in FIFO buckets keyed by
 ``(queue, priority, shape)``.  Within one scheduling pass capacity only
@@ -139,10 +143,94 @@ def kube_order(wl: "Workload") -> tuple:
     return (-wl.priority, wl.enqueued_at, wl.seq)
 
 
-class Policy:
-    """Base of L2 schedulers: a queue of workloads with pending pods and a pass over it."""
+class ControlPlanePolicy:
+    """The extension points of a control-plane policy, in the spirit of kube-scheduler's scheduling framework.
+
+    The cluster simulation's scheduling cycle (``ClusterSimulation._cycle``) calls the cycle points by
+    name, for the L1 admission controller (Kueue) first and then for the L2 scheduler::
+
+        open_session() -> admit() -> allocate() -> preempt() -> reclaim()     each policy in turn
+        end_pass()                                                          scheduler, then admission
+
+    Inside those, a policy orders its waiting workloads with :meth:`queue_order` and picks node scoring
+    with :meth:`score`.  Filter (does a pod fit a node: NodeResourcesFit, device plugin, HAMi's Fit),
+    Reserve and Bind are the simulation's, reached through the port (``plan``, ``bind_plan``,
+    ``place_pods_individually``); Permit (all-or-nothing) is the gang placement of :meth:`Policy.place_gang`.
+    A point a policy does not implement is a no-op.  The framework's names for the points: queue_order
+    QueueSort; open_session a Volcano or KAI session's opening; admit PreEnqueue (Kueue: admission);
+    allocate Filter, Score, Reserve, Permit, Bind; score Score; preempt PostFilter; reclaim Volcano's
+    and KAI's reclaim action; end_pass the end of the cycle.  Which policy implements which point:
+
+    ============  ================  ================  ======================  =================  ===================
+    point         kube-default      coscheduling      volcano                 kai                kueue (admission)
+    ============  ================  ================  ======================  =================  ===================
+    queue_order   priority, then    as kube-default   ``priority`` plugin,    priority, then     as kube-default,
+                  creation                            then creation           creation           per ClusterQueue
+    open_session  -                 -                 deserved shares         fair share down    -
+                                                      (proportion or          the queue tree
+                                                      capacity)
+    admit         -                 -                 enqueue action          -                  quota: flavors,
+                                                      (overcommit, queue                         preemption, partial
+                                                      capability)                                admission, TAS
+    allocate      pod by pod        PodGroups         allocate action:        leaf queues by     -
+                                    all-or-nothing    queues by share, gang   saturation, gang
+                                    (Permit),
+                                    backoff
+    score         Least or          as kube-default;  binpack, nodeorder,     binpack; pack for  -
+                  MostAllocated;    pack a required   network-topology-aware  topology
+                  HAMi's node       topology
+                  policy
+    preempt       ``preempt_for``   -                 preempt action (within  -                  inside admit
+                  per pod, inside                     a queue)                                   (classic or fair
+                  allocate                                                                       sharing)
+    reclaim       -                 -                 reclaim action (across  reclaim from       inside admit
+                                                      queues)                 queues above fair  (cohort)
+                                                                              share
+    end_pass      forget the        as kube-default   as kube-default         as kube-default    as kube-default;
+                  pass's new                                                                     forget that quota
+                  buckets                                                                        was freed
+    ============  ================  ================  ======================  =================  ===================
+
+    Outside the cycle the simulation calls the lifecycle hooks: a scheduler's ``enqueue``, ``remove``
+    and ``on_finish``; the admission controller's ``submit``, ``is_admitted``, ``on_ready``,
+    ``on_finish`` and ``requeue``; and either's ``waiting_requests`` (stranded capacity) and
+    ``explain`` (why a workload still waits).
+    """
 
     name = "policy"
+    sim: "ClusterPort"
+
+    # -- the scheduling cycle's extension points, in the order the simulation calls them --------------
+    #: QueueSort: the order waiting workloads are tried in (kube-scheduler's activeQ unless overridden).
+    queue_order: Callable[["Workload"], tuple] = staticmethod(kube_order)
+
+    def open_session(self) -> None:
+        """Start of a pass: the shares it works with (Volcano's deserved, KAI's fair share)."""
+
+    def admit(self) -> None:
+        """Who may try to be placed: L1 admission (Kueue's quota), or a scheduler's own gate (Volcano's
+        enqueue action)."""
+
+    def allocate(self) -> None:
+        """Filter, Score, Reserve, Permit and Bind for the waiting pods, in :meth:`queue_order`."""
+
+    def score(self, wl: "Workload") -> tuple[str, str | None]:
+        """Score: how nodes are ranked for ``wl``'s pods, as (strategy, required topology level); by
+        default kube-scheduler's NodeResourcesFit scoring (HAMi's node policy for HAMi pods)."""
+        return self.sim.kube_scoring(wl), None
+
+    def preempt(self) -> None:
+        """PostFilter: evict lower-priority workloads so that starving ones fit."""
+
+    def reclaim(self) -> None:
+        """Take back resources that other queues hold above their share."""
+
+    def end_pass(self) -> None:
+        """Post-cycle: forget what this pass knew about new work."""
+
+
+class Policy(ControlPlanePolicy):
+    """Base of L2 schedulers: a queue of workloads with pending pods and a pass over it."""
 
     def __init__(self, sim: "ClusterPort") -> None:
         self.sim = sim
@@ -173,7 +261,6 @@ class Policy:
             return self.queue.keys()
         return [k for k in self.queue.keys() if k in self.new_keys]
 
-
     def end_pass(self) -> None:
         self.new_keys.clear()
 
@@ -185,9 +272,6 @@ class Policy:
 
     def waiting_requests(self) -> list:
         return self.queue.waiting_requests()
-
-    def cycle(self) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
 
     def explain(self, wl: "Workload") -> str:
         """Why ``wl``'s pods still wait, in kube-scheduler's words."""
@@ -231,12 +315,6 @@ class Policy:
         if level is None or not wl.pods:
             return None
         return held_domain(wl, self.sim.candidate_nodes(wl))
-
-    def gang_strategy(self, wl: "Workload", default: str) -> tuple[str, str | None]:
-        """Topology-aware placement when the workload asks for it."""
-        if wl.topology_required is not None:
-            return "pack", wl.topology_required
-        return default, None
 
 
 class QueuedPolicy(Policy):

@@ -51,6 +51,9 @@ def _kai_number(x: float) -> str:
 
 
 class KaiScheduler(QueuedPolicy):
+    """Extension points: open_session (fair share down the queue tree), allocate, score, reclaim (when
+    ``reclaim`` is on)."""
+
     name = "kai"
 
     def __init__(self, sim) -> None:
@@ -201,29 +204,26 @@ class KaiScheduler(QueuedPolicy):
     def _need(self, wl: "Workload") -> dict[str, float]:
         return scaled(wl.request.share, self._need_pods(wl))
 
-    # -- pass ---------------------------------------------------------------------
-    def cycle(self) -> None:
+    # -- pass: the extension points the scheduling cycle calls ---------------------------------------
+    def open_session(self) -> None:
         self._non_preemptible = None
         self.compute_fair_share()
-        self._allocate()
-        if self.cfg.reclaim:
-            self._reclaim()
 
-    def _order(self, wl: "Workload") -> tuple:
+    def queue_order(self, wl: "Workload") -> tuple:
         return (-wl.priority, wl.enqueued_at, wl.seq)
 
-    def _strategy(self, wl: "Workload") -> tuple[str, str | None]:
+    def score(self, wl: "Workload") -> tuple[str, str | None]:
         if wl.topology_required is not None:
             return "pack", wl.topology_required
         if wl.topology_sensitivity > 0 or wl.topology_preferred:
             return "pack", None  # KAI supports topology-aware placement for gangs
         return "binpack", None
 
-    def _allocate(self) -> None:
+    def allocate(self) -> None:
         by_queue: dict[str, list] = {}
         for key in self.pass_keys():
             by_queue.setdefault(key[0], []).append(key)
-        scans = {q: self.queue.scan(self._order, keys) for q, keys in by_queue.items()}
+        scans = {q: self.queue.scan(self.queue_order, keys) for q, keys in by_queue.items()}
         # Allocating to a leaf queue changes only its own saturation and scan: the others' ranks are kept.
         rank = {q: (-self.qspec[q].priority, self._saturation(q), q) for q in scans if scans[q].has_next()}
         while rank:
@@ -241,7 +241,7 @@ class KaiScheduler(QueuedPolicy):
         if self._held(wl) is not None:
             scan.fail(key)
             return
-        strategy, level = self._strategy(wl)
+        strategy, level = self.score(wl)
         before = len(wl.pods)
         if self.place_gang(wl, strategy, level):
             if wl.priority >= PREEMPTIBLE_BELOW and self._non_preemptible is not None:
@@ -263,9 +263,11 @@ class KaiScheduler(QueuedPolicy):
             return False
         return preemptible or self._over_quota(wl, need) is None  # the ancestors' quotas too
 
-    def _reclaim(self) -> None:
+    def reclaim(self) -> None:
+        if not self.cfg.reclaim:
+            return
         sim = self.sim
-        starving = sorted(self._starving(), key=lambda w: (self._saturation(w.queue), self._order(w)))
+        starving = sorted(self._starving(), key=lambda w: (self._saturation(w.queue), self.queue_order(w)))
         running = None
         usage: dict[str, dict[str, float]] = {}
         for wl in starving:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scheduler_core.policies.base import Policy, kube_order
+from scheduler_core.policies.base import Policy
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.cluster import Node
@@ -27,17 +27,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class KubeScheduler(Policy):
+    """Extension points: allocate (pod by pod, with PostFilter preemption per pod), score (the default)."""
+
     name = "kube-default"
 
-    def cycle(self) -> None:
+    def allocate(self) -> None:
         sim = self.sim
-        scan = self.queue.scan(kube_order, self.pass_keys())
+        scan = self.queue.scan(self.queue_order, self.pass_keys())
         while True:
             item = scan.next()
             if item is None:
                 break
             key, wl = item
-            strategy = sim.kube_scoring(wl)
+            strategy, _ = self.score(wl)
             sim.place_pods_individually(wl, strategy)
             if wl.pending <= 0:
                 scan.done(key)
@@ -94,15 +96,25 @@ class KubeScheduler(Policy):
 
 
 class CoschedulingScheduler(Policy):
+    """Extension points: allocate (PodGroups all-or-nothing, the Permit wait collapsed; backoff after a
+    failure), score (kube-scheduler's, packed for a required topology)."""
+
     name = "coscheduling"
 
     def key(self, wl: "Workload"):
         return (wl.priority, wl.shape(), wl.pods_total, wl.min_member)
 
-    def cycle(self) -> None:
+    def score(self, wl: "Workload") -> tuple[str, str | None]:
+        """Topology-aware placement when the workload asks for it, else kube-scheduler's scoring."""
+        default = self.sim.kube_scoring(wl)
+        if wl.topology_required is not None:
+            return "pack", wl.topology_required
+        return default, None
+
+    def allocate(self) -> None:
         sim = self.sim
         # PodGroups: higher priority, then earlier creation (§6.4)
-        scan = self.queue.scan(kube_order, self.pass_keys())
+        scan = self.queue.scan(self.queue_order, self.pass_keys())
         backoff = sim.cp.coscheduling.pod_group_backoff
         while True:
             item = scan.next()
@@ -112,7 +124,7 @@ class CoschedulingScheduler(Policy):
             if getattr(wl, "backoff_until", 0.0) > sim.now:
                 scan.fail(key)
                 continue
-            strategy, level = self.gang_strategy(wl, sim.kube_scoring(wl))
+            strategy, level = self.score(wl)
             if self.place_gang(wl, strategy, level):
                 scan.done(key) if wl.pending <= 0 else scan.keep(key)
             else:

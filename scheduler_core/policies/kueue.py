@@ -20,7 +20,9 @@
   matching ``reclaimWithinCohort`` (only when the preemptor fits its own
   nominal quota, unless ``borrowWithinCohort`` allows it); sorted borrowing
   CQs first, then lowest priority, then most recently admitted; greedy
-  selection and a reverse pass that drops unneeded victims.
+  selection and a reverse pass that drops unneeded victims; with fair sharing, by dominant resource
+  share (§4.4).  The search is :mod:`scheduler_core.policies.kueue_preemption`; a ClusterQueue's
+  run-time state is :mod:`scheduler_core.policies.cluster_queue`.
 * **waitForPodsReady** (§4.5): an admitted workload whose pods are not all
   running after ``timeout`` is evicted, its quota released, and requeued
   after ``backoff_base * 2^(n-1)`` capped at ``backoff_max``; after
@@ -42,13 +44,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scheduler_core.engine import Priority
-from scheduler_core.policies.base import ShapeQueue, kube_order
+from scheduler_core.events import Priority
+from scheduler_core.policies.base import ControlPlanePolicy
+from scheduler_core.policies.cluster_queue import EPS, INF, ClusterQueueState
+from scheduler_core.policies.kueue_preemption import KueuePreemptor
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
 
-INF = float("inf")
 # Kueue's preemption reasons and the words its eviction message uses for them (pkg/scheduler/preemption).
 HUMAN_REASON = {
     "InClusterQueue": "prioritization in the ClusterQueue",
@@ -56,37 +59,12 @@ HUMAN_REASON = {
     "InCohortReclaimWhileBorrowing": "reclamation within the cohort while borrowing",
     "InCohortFairSharing": "Fair Sharing within the cohort",
 }
-EPS = 1e-9
-# Kueue's fair-sharing preemption strategies (pkg/scheduler/preemption/fairsharing/strategy.go), on DRS values
-# compared as CompareDRS does: (preemptor's share with the workload, target's before, target's after removal).
-_STRATEGIES = {
-    "LessThanOrEqualToFinalShare": lambda mine, before, after: mine <= after,  # rule S2-a
-    "LessThanInitialShare": lambda mine, before, after: mine < before,  # rule S2-b
-}
 
 
-class ClusterQueueState:
-    def __init__(self, spec) -> None:
-        self.spec = spec
-        self.name = spec.name
-        self.cohort = spec.cohort
-        self.usage: dict[tuple[str, str], float] = {}
-        self.queue = ShapeQueue()
-        self.admitted: dict[int, "Workload"] = {}
-        self.priorities: dict[int, int] = {}  # priority -> admitted workloads (cheap preemption pre-check)
-        self._quota = {(f.name, r): q for f in spec.flavors for r, q in f.quotas.items()}
+class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
+    """Extension points: admit (the admission pass: flavors, preemption, partial admission, TAS), end_pass;
+    queue_order is kube-scheduler's within each ClusterQueue."""
 
-    def quota(self, flavor: str, res: str):
-        return self._quota.get((flavor, res))
-
-    def guaranteed(self, flavor: str, res: str) -> float:
-        q = self._quota.get((flavor, res))
-        if q is None:
-            return 0.0
-        return q.nominal - q.lending_limit if q.lending_limit is not None else 0.0
-
-
-class KueueAdmission:
     name = "kueue"
 
     def __init__(self, sim) -> None:
@@ -240,278 +218,6 @@ class KueueAdmission:
                 return True
         return False
 
-    def _preemption(self, cq: ClusterQueueState, wl: "Workload") -> tuple[str, list["Workload"]] | None:
-        pol = cq.spec.preemption
-        if pol.within_cluster_queue == "Never" and pol.reclaim_within_cohort == "Never":
-            return None
-        need = self._usage(wl)
-        fair = self.cfg.fair_sharing and cq.cohort
-        for f in self._flavors(cq, wl):
-            victims = (self._fair_victims if fair else self._victims_for)(cq, wl, f.name, need)
-            if victims:
-                return f.name, victims
-        return None
-
-    # -- fair sharing preemption (KEP-1714; pkg/scheduler/preemption/preemption.go fairPreemptions) -----------
-    def _cq_drs(self, c: ClusterQueueState, usage: dict[tuple[str, str, str], float]) -> tuple[bool, float, bool]:
-        """A ClusterQueue's dominant resource share as Kueue compares them (``CompareDRS``): (borrows with
-        weight 0, share, borrowing).  Per resource, what it uses above nominal over all flavors, x1000 / what
-        the cohort lends of it; the largest such ratio, divided by the fair-sharing weight (weight 0: infinite
-        once it borrows, and such shares compare by their unweighted ratio)."""
-        borrowed: dict[str, float] = {}
-        for (f, r), q in c._quota.items():
-            b = usage.get((c.name, f, r), c.usage.get((f, r), 0.0)) - q.nominal
-            if b > EPS:
-                borrowed[r] = borrowed.get(r, 0.0) + b
-        if not borrowed:
-            return (False, 0.0, False)
-        ratio = 0.0
-        for r, b in borrowed.items():
-            lendable = sum(q.nominal - m.guaranteed(f, res) for m in self.cohorts[c.cohort]
-                           for (f, res), q in m._quota.items() if res == r)
-            if lendable > 0:
-                ratio = max(ratio, b * 1000.0 / lendable)
-        w = c.spec.fair_sharing_weight
-        if w == 0 and ratio > 0:
-            return (True, ratio, True)
-        return (False, ratio / w if w > 0 else 0.0, True)
-
-    def _fair_victims(self, cq: ClusterQueueState, wl: "Workload", flavor: str, need: dict[str, float]):
-        """Kueue's fair-sharing preemption for a ClusterQueue in a cohort: [(victim, reason)] or None.
-
-        Candidates: the CQ's own workloads its ``withinClusterQueue`` policy allows and, from cohort CQs that
-        borrow a resource the workload needs, those ``reclaimWithinCohort`` allows; ordered other CQs first,
-        lowest priority, newest, uid.  With the incoming workload's usage added, the CQ of the highest share
-        among the preemptor's CQ and the borrowing CQs with candidates is the next target: the preemptor's
-        own CQ gives up its candidate (InClusterQueue); while the preemptor stays within nominal, any target
-        does (InCohortReclamation); else a target's candidate goes when the first strategy passes
-        (InCohortFairSharing), after which the target is chosen again.  Candidates the first strategy
-        passed over get the second (LessThanInitialShare: one per CQ).  Then the reverse fill-back."""
-        pol = cq.spec.preemption
-        frs = [r for r, a in need.items() if a > 0 and cq.quota(flavor, r) is not None]
-
-        def uses(v) -> bool:
-            return v.admission_info.get("flavor") == flavor and any(self._usage(v).get(r, 0.0) > 0 for r in frs)
-
-        def allowed(policy: str, v) -> bool:
-            if policy == "Any":
-                return True
-            if policy == "LowerOrNewerEqualPriority":
-                return v.priority < wl.priority or (v.priority == wl.priority and v.created > wl.created)
-            return policy == "LowerPriority" and v.priority < wl.priority
-
-        cands: list[tuple[tuple, "Workload", ClusterQueueState]] = []
-        if pol.within_cluster_queue != "Never":
-            cands += [((1, v.priority, -(v.admitted_at or 0.0), v.uid), v, cq) for v in cq.admitted.values()
-                      if uses(v) and allowed(pol.within_cluster_queue, v)]
-        if pol.reclaim_within_cohort != "Never":
-            for c in self.cohorts[cq.cohort]:
-                if c is cq or not any(c.usage.get((flavor, r), 0.0) > c.quota(flavor, r).nominal + EPS
-                                      for r in frs if c.quota(flavor, r) is not None):
-                    continue
-                cands += [((0, v.priority, -(v.admitted_at or 0.0), v.uid), v, c) for v in c.admitted.values()
-                          if uses(v) and allowed(pol.reclaim_within_cohort, v)]
-        if not cands:
-            return None
-        cands.sort(key=lambda x: x[0])
-        override: dict[tuple[str, str, str], float] = {}
-
-        def change(v, c, sign: float) -> None:
-            for r, a in self._usage(v).items():
-                k = (c.name, flavor, r)
-                override[k] = override.get(k, c.usage.get((flavor, r), 0.0)) + sign * a
-
-        def fits() -> bool:  # the incoming workload is in the simulated usage: take it out to test it
-            for r, a in need.items():
-                k = (cq.name, flavor, r)
-                override[k] = override.get(k, cq.usage.get((flavor, r), 0.0)) - a
-            ok = self._fits(cq, flavor, need, override) is not None
-            for r, a in need.items():
-                override[(cq.name, flavor, r)] += a
-            return ok
-
-        for r, a in need.items():  # DRS values include the incoming workload
-            override[(cq.name, flavor, r)] = cq.usage.get((flavor, r), 0.0) + a
-        within_nominal = all(override[(cq.name, flavor, r)] <= cq.quota(flavor, r).nominal + EPS for r in frs)
-        strategies = self.cfg.fair_sharing_preemption_strategies
-        targets: list[tuple["Workload", ClusterQueueState, str]] = []
-
-        def take(v, c, reason: str) -> bool:
-            change(v, c, -1.0)
-            targets.append((v, c, reason))
-            return fits()
-
-        def next_target(per_cq: dict[str, list], pruned: set[str]) -> ClusterQueueState | None:
-            best, best_drs = None, None
-            for c in self.cohorts[cq.cohort]:
-                if c.name in pruned:
-                    continue
-                drs = self._cq_drs(c, override)
-                if (not drs[2] and c is not cq) or not per_cq.get(c.name):
-                    pruned.add(c.name)
-                elif best is None or drs[:2] > best_drs[:2] or (
-                        drs[:2] == best_drs[:2] and per_cq[c.name][0][0] < per_cq[best.name][0][0]):
-                    best, best_drs = c, drs
-            return best
-
-        def groups(items) -> dict[str, list]:
-            out: dict[str, list] = {}
-            for item in items:
-                out.setdefault(item[2].name, []).append(item)
-            return out
-
-        rule = _STRATEGIES[strategies[0]]
-        per_cq, pruned, retry, done = groups(cands), set(), [], False
-        while not done:
-            target = next_target(per_cq, pruned)
-            if target is None:
-                break
-            queue = per_cq[target.name]
-            if target is cq or within_nominal:
-                _, v, c = queue.pop(0)
-                done = take(v, c, "InClusterQueue" if target is cq else "InCohortReclamation")
-                continue
-            mine, theirs = self._cq_drs(cq, override), self._cq_drs(target, override)
-            if mine[0] and not theirs[0]:  # an infinite share (weight 0, borrowing) passes no strategy
-                retry += queue
-                queue.clear()
-                continue
-            while queue:
-                item = queue.pop(0)
-                _, v, c = item
-                change(v, c, -1.0)
-                after = self._cq_drs(target, override)
-                change(v, c, +1.0)
-                if rule(mine[:2], theirs[:2], after[:2]):
-                    done = take(v, c, "InCohortFairSharing")
-                    break  # shares changed: choose the target again
-                retry.append(item)
-        if not done and len(strategies) > 1:
-            per_cq, pruned = groups(retry), set()
-            while not done:
-                target = next_target(per_cq, pruned)
-                if target is None:
-                    break
-                mine, theirs = self._cq_drs(cq, override), self._cq_drs(target, override)
-                _, v, c = per_cq[target.name].pop(0)
-                if mine[:2] < theirs[:2]:
-                    done = take(v, c, "InCohortFairSharing")
-                pruned.add(target.name)  # rule S2-b applies at most once per ClusterQueue
-        if not done:
-            return None
-        for r, a in need.items():  # fill back without the incoming workload's usage
-            override[(cq.name, flavor, r)] -= a
-        for i in range(len(targets) - 2, -1, -1):  # fillBackWorkloads: keep only the victims still needed
-            v, c, _ = targets[i]
-            change(v, c, +1.0)
-            if self._fits(cq, flavor, need, override) is not None:
-                targets.pop(i)
-            else:
-                change(v, c, -1.0)
-        return [(v, why) for v, _, why in targets]
-
-    def _victims_for(self, cq: ClusterQueueState, wl: "Workload", flavor: str, need: dict[str, float]):
-        """Kueue's classic preemption: the minimal set of (victim, reason) that lets ``wl`` fit, or None.
-
-        Attempts as Kueue makes them: while the CQ is under its nominal quota, first try to fit
-        without borrowing, reclaiming from cohort CQs that borrow (reclaimWithinCohort); then, or
-        directly when already at nominal, try with borrowing, where only the CQ's own workloads and,
-        with borrowWithinCohort, other CQs' workloads below the preemptor's priority (and at or
-        below maxPriorityThreshold) are candidates (reason InCohortReclaimWhileBorrowing).
-        """
-        pol = cq.spec.preemption
-        under_nominal = all(cq.usage.get((flavor, r), 0.0) < cq.quota(flavor, r).nominal - EPS
-                            for r in need if cq.quota(flavor, r) is not None)
-        lowest = min(cq.priorities) if cq.priorities else None
-        own: list[tuple[tuple, "Workload", ClusterQueueState, str]] = []
-        if lowest is not None and ((pol.within_cluster_queue == "LowerPriority" and lowest < wl.priority) or
-                                   (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and lowest <= wl.priority)):
-            for v in cq.admitted.values():
-                if v.admission_info.get("flavor") != flavor:
-                    continue
-                if (v.priority < wl.priority or (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and
-                                                 v.priority == wl.priority and v.created > wl.created)):
-                    own.append(((1, v.priority, -(v.admitted_at or 0.0), -v.uid), v, cq, "InClusterQueue"))
-        if under_nominal:
-            # Without borrowing the CQ must end within nominal: pointless if even every own candidate gone
-            # leaves it above (cohort victims free cohort capacity, not this CQ's nominal).
-            freed: dict[str, float] = {}
-            for _, v, _, _ in own:
-                for r, a in self._usage(v).items():
-                    freed[r] = freed.get(r, 0.0) + a
-            under_nominal = all(cq.usage.get((flavor, r), 0.0) - freed.get(r, 0.0) + a
-                                <= cq.quota(flavor, r).nominal + EPS
-                                for r, a in need.items() if cq.quota(flavor, r) is not None)
-        attempts = ([False] if under_nominal else []) + [True]
-        lenders = None
-        for allow_borrowing in attempts:
-            cands = list(own)
-            # While borrowing, only borrowWithinCohort makes other CQs' workloads candidates.
-            if cq.cohort and pol.reclaim_within_cohort != "Never" and (
-                    not allow_borrowing or pol.borrow_within_cohort == "LowerPriority"):
-                thr = pol.borrow_within_cohort_max_priority_threshold
-                if lenders is None:  # the cohort CQs that borrow on this flavor (usage does not change here)
-                    lenders = [c for c in self.cohorts[cq.cohort] if c is not cq and self._borrowing(c, flavor)]
-                for c in lenders:
-                    for v in c.admitted.values():
-                        if v.admission_info.get("flavor") != flavor:
-                            continue
-                        if not allow_borrowing:
-                            ok, why = pol.reclaim_within_cohort == "Any" or v.priority < wl.priority, \
-                                "InCohortReclamation"
-                        else:
-                            ok, why = (pol.borrow_within_cohort == "LowerPriority" and v.priority < wl.priority
-                                       and (thr is None or v.priority <= thr)), "InCohortReclaimWhileBorrowing"
-                        if ok:
-                            cands.append(((0, v.priority, -(v.admitted_at or 0.0), -v.uid), v, c, why))
-            chosen = self._minimal_set(cq, flavor, need, cands, allow_borrowing)
-            if chosen is not None:
-                return chosen
-        return None
-
-    def _minimal_set(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], cands: list,
-                     allow_borrowing: bool):
-        if not cands:
-            return None
-        # Necessary condition before the greedy search: the candidates hold enough of every resource.
-        for r, a in need.items():
-            if sum(self._usage(v).get(r, 0.0) for _, v, _, _ in cands) < a - EPS:
-                return None
-        cands.sort(key=lambda x: x[0])
-        override: dict[tuple[str, str, str], float] = {}
-
-        def remove(v, c, sign=-1.0):
-            for r, a in self._usage(v).items():
-                k = (c.name, flavor, r)
-                override[k] = override.get(k, c.usage.get((flavor, r), 0.0)) + sign * a
-
-        def fits() -> bool:
-            mode = self._fits(cq, flavor, need, override)
-            return mode == "fit" or (mode == "borrow" and allow_borrowing)
-
-        chosen = []
-        for _, v, c, why in cands:
-            if c is not cq:
-                # Only reclaim from a CQ while it is still above its nominal quota.
-                still = any(override.get((c.name, flavor, r), c.usage.get((flavor, r), 0.0)) >
-                            (c.quota(flavor, r).nominal + EPS) for r in need if c.quota(flavor, r) is not None)
-                if not still:
-                    continue
-            remove(v, c)
-            chosen.append((v, c, why))
-            if fits():
-                break
-        else:
-            return None
-        for item in reversed(list(chosen)):  # reverse pass: keep only victims that are needed
-            v, c, _ = item
-            remove(v, c, +1.0)
-            if fits():
-                chosen.remove(item)
-            else:
-                remove(v, c)
-        return [(v, why) for v, _, why in chosen]
-
     def _charge(self, cq: ClusterQueueState, wl: "Workload", flavor: str, sign: float) -> None:
         for r, a in self._usage(wl).items():
             before = cq.usage.get((flavor, r), 0.0)
@@ -557,8 +263,8 @@ class KueueAdmission:
         w = cq.spec.fair_sharing_weight
         return best / w if w > 0 else (INF if best > 0 else 0.0)
 
-    # -- the admission pass ---------------------------------------------------------
-    def cycle(self) -> None:
+    # -- the admission pass: the extension point the scheduling cycle calls ---------------------------
+    def admit(self) -> None:
         wfpr = self.cfg.wait_for_pods_ready
         failed: dict[str, set] = {name: set() for name in self.cqs}
         if not (self.quota_freed or self.sim.full_pass):
@@ -608,7 +314,7 @@ class KueueAdmission:
     def _candidate(self, cq: ClusterQueueState, failed: set):
         strict = cq.spec.queueing_strategy == "StrictFIFO"
         # BestEffortFIFO passes a failed shape by: leave it out of the scan.  StrictFIFO stops at it.
-        scan = cq.queue.scan(kube_order, None if strict else [k for k in cq.queue.buckets if k not in failed])
+        scan = cq.queue.scan(self.queue_order, None if strict else [k for k in cq.queue.buckets if k not in failed])
         while True:
             item = scan.next()
             if item is None:

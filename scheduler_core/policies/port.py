@@ -2,10 +2,10 @@
 
 Policies never import the simulation; :func:`make_scheduler` and
 :func:`make_admission` hand them an object satisfying :class:`ClusterPort`
-(the simulation engine does, structurally).  Reading: the clock, the
+(the cluster simulation does, structurally).  Reading: the clock, the
 configuration, nodes, quota accounting.  Acting: plan and bind pods, create
 pods, evict or preempt, ask for a pass, set a timer.  A test checks that
-policies use nothing else, so the arrows point one way: engine -> policies -> port.
+policies use nothing else, so the arrows point one way: simulation -> policies -> port.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.cluster import Node
-    from scheduler_core.engine import Event
+    from scheduler_core.events import Event
     from scheduler_core.scenario import ControlPlane, ModelParameters
     from scheduler_core.workloads import Pod, Workload
 

@@ -47,6 +47,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class VolcanoScheduler(QueuedPolicy):
+    """Extension points: queue_order (``priority`` plugin), open_session (deserved shares), admit (the
+    enqueue action), allocate, score, preempt and reclaim (each action only when listed in ``actions``)."""
+
     name = "volcano"
 
     def __init__(self, sim) -> None:
@@ -232,16 +235,9 @@ class VolcanoScheduler(QueuedPolicy):
         """The resources of the pods the gang still needs to reach minAvailable (at least one)."""
         return self._need(self._parts(wl))
 
-    # -- actions ------------------------------------------------------------------
-    def cycle(self) -> None:
+    # -- actions: the extension points the scheduling cycle calls ----------------------------------
+    def open_session(self) -> None:
         self.compute_deserved()
-        if "enqueue" in self.actions:
-            self._enqueue()
-        self._allocate()
-        if "preempt" in self.actions:
-            self._preempt()
-        if "reclaim" in self.actions:
-            self._reclaim()
 
     def _inqueue_usage(self) -> dict[str, dict[str, float]]:
         """Per queue, the resources its Inqueue jobs' pending pods ask for (a fresh copy the caller may
@@ -288,7 +284,10 @@ class VolcanoScheduler(QueuedPolicy):
             order = self._key_order[key] = (key[0], -key[1], str(key[2:]))
         return order
 
-    def _enqueue(self) -> None:
+    def admit(self) -> None:
+        """The enqueue action: PodGroups whose minimum every plugin permits become Inqueue."""
+        if "enqueue" not in self.actions:
+            return
         inq = self._inqueue_usage()
         committed = self._committed(inq) if "overcommit" in self.cfg.plugins else None
         member = self.queue.member
@@ -313,7 +312,7 @@ class VolcanoScheduler(QueuedPolicy):
                 if committed is not None:
                     add_into(committed, minimum)
 
-    def _strategy(self, wl: "Workload") -> tuple[str, str | None]:
+    def score(self, wl: "Workload") -> tuple[str, str | None]:
         if wl.topology_required is not None:
             return "pack", wl.topology_required
         if "network-topology-aware" in self.plugins and (wl.topology_sensitivity > 0 or wl.topology_preferred):
@@ -322,11 +321,11 @@ class VolcanoScheduler(QueuedPolicy):
             return "binpack", None
         return "spread", None
 
-    def _order(self, wl: "Workload") -> tuple:
+    def queue_order(self, wl: "Workload") -> tuple:
         prio = -wl.priority if "priority" in self.plugins else 0
         return (prio, wl.enqueued_at, wl.seq)
 
-    def _allocate(self) -> None:
+    def allocate(self) -> None:
         gang = "gang" in self.plugins
         gated = "enqueue" in self.actions
         by_queue: dict[str, list] = {}
@@ -336,7 +335,7 @@ class VolcanoScheduler(QueuedPolicy):
                 if head is None or head.uid not in self.inqueue:
                     continue  # a job not Inqueue is not allocated: its bucket would fail at once
             by_queue.setdefault(key[0], []).append(key)
-        scans = {q: self.queue.scan(self._order, keys) for q, keys in by_queue.items()}
+        scans = {q: self.queue.scan(self.queue_order, keys) for q, keys in by_queue.items()}
         # Only the queue allocated to changes its share and its scan: the others' are kept across steps.
         order = {q: (-self.queues[q].priority, self._share(q), q) for q in scans if scans[q].has_next()}
         while order:
@@ -371,7 +370,7 @@ class VolcanoScheduler(QueuedPolicy):
                 used = self._used(qname)
                 room = pods_within({r: b - used.get(r, 0.0) for r, b in bound.items()}, wl.request.share)
                 max_pods = None if room == INF else int(room)
-            strategy, level = self._strategy(wl)
+            strategy, level = self.score(wl)
             if gang:
                 ok = self.place_gang(wl, strategy, level, max_pods)
             else:
@@ -393,7 +392,7 @@ class VolcanoScheduler(QueuedPolicy):
         else the gang minimum (gang); pods past the bound wait.  Without gang, role by role as pods fit."""
         sim = self.sim
         group = wl.group
-        strategy, level = self._strategy(wl)
+        strategy, level = self.score(wl)
         full = [(m, m.pending) for m in group.members]
         if "gang" not in self.plugins:
             return sum(sim.place_pods_individually(m, strategy) for m, k in full if k > 0) > 0
@@ -512,9 +511,11 @@ class VolcanoScheduler(QueuedPolicy):
 
         return allow
 
-    def _reclaim(self) -> None:
+    def reclaim(self) -> None:
+        if "reclaim" not in self.actions:
+            return
         sim = self.sim
-        for wl in sorted(self._starving(), key=self._order):
+        for wl in sorted(self._starving(), key=self.queue_order):
             if not self._may_reclaim(wl):
                 continue  # only queues below their deserved share reclaim
             parts = [(m, k) for m, k in self._parts(wl) if k > 0]
@@ -529,9 +530,11 @@ class VolcanoScheduler(QueuedPolicy):
             for m, k in parts:  # a PodGroup's roles each make room for their own pods
                 self._evict_for(m, k, others, "VolcanoReclaim", allow=allow)
 
-    def _preempt(self) -> None:
+    def preempt(self) -> None:
+        if "preempt" not in self.actions:
+            return
         sim = self.sim
-        for wl in sorted(self._starving(), key=self._order):
+        for wl in sorted(self._starving(), key=self.queue_order):
             need = self._floor(wl)
             bound = self._bound(wl.queue)
             # A queue at its bound cannot allocate even on idle nodes: preempt within it for the room.

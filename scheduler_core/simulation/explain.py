@@ -5,6 +5,10 @@ as the scheduler's FitError prints them; a node the scheduler may not use
 says why (taint, unschedulable, selector), a node without room names the
 resource (``Insufficient nvidia.com/gpu``), HAMi names the card rule that
 failed per card (``1/8 CardInsufficientMemory, 7/8 CardTimeSlicingExhausted``).
+
+The functions are handed what they read (the nodes, the nodes the scheduler may use for the
+workload, whether device-plugin readiness is respected), not the simulation, so this module
+sits below :mod:`scheduler_core.simulation.cluster_sim`, which asks it on the policies' behalf.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ from scheduler_core.cluster import hami_card_reason, held_domain, topology_domai
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.cluster import Node
-    from scheduler_core.simulation.engine import ClusterSimulation
     from scheduler_core.workloads import Workload
 
 SELECTOR = "node(s) didn't match Pod's node affinity/selector"
@@ -29,9 +32,10 @@ PLUGIN_TAINT = "node(s) had untolerated taint {nvidia.com/gpu.device-plugin: not
 AFFINITY = "node(s) didn't match pod affinity rules"
 
 
-def node_reasons(sim: "ClusterSimulation", node: "Node", wl: "Workload") -> list[str]:
+def node_reasons(node: "Node", wl: "Workload", respect_readiness: bool) -> list[str]:
     """Why one pod of ``wl`` cannot go to ``node`` now (every failing resource, as NodeResourcesFit
-    lists them); empty if it fits."""
+    lists them); empty if it fits.  ``respect_readiness``: the stack keeps pods off nodes whose device
+    plugin is not registered (``respect_device_plugin_readiness``)."""
     if wl.node_group is not None and node.group != wl.node_group:
         return [SELECTOR]
     if not node.up:
@@ -42,7 +46,7 @@ def node_reasons(sim: "ClusterSimulation", node: "Node", wl: "Workload") -> list
     if not node.plugin_ready:
         if node.mechanism == "dra":
             return ["cannot allocate all claims"]
-        if sim.cp.respect_device_plugin_readiness:
+        if respect_readiness:
             return [PLUGIN_TAINT]
     if node.fit_count(req) > 0:
         return []
@@ -93,17 +97,17 @@ def hami_fit_reason(cards, req, scaling: float) -> str | None:
     return ", ".join(sorted(f"{n}/{total} {why}" for why, n in counts.items()))
 
 
-def unschedulable(sim: "ClusterSimulation", wl: "Workload", siblings_fill: bool = False,
+def unschedulable(nodes: list["Node"], wl: "Workload", respect_readiness: bool, siblings_fill: bool = False,
                   wording: str = "available") -> str | None:
-    """kube-scheduler's FitError message for one pod of ``wl``, or None if some node fits it.
+    """kube-scheduler's FitError message for one pod of ``wl`` over all ``nodes``, or None if some node fits it.
 
     ``siblings_fill``: the pod is the first of its group that does not fit once its siblings took
     every place that fits one (gang schedulers), so nodes with room report the resource as short.
     Volcano words it ``nodes are unavailable``.
     """
     counts: dict[str, int] = {}
-    for node in sim.nodes:
-        whys = node_reasons(sim, node, wl)
+    for node in nodes:
+        whys = node_reasons(node, wl, respect_readiness)
         if not whys:
             if not siblings_fill:
                 return None
@@ -111,7 +115,7 @@ def unschedulable(sim: "ClusterSimulation", wl: "Workload", siblings_fill: bool 
         for why in whys:  # kube counts every failing resource of a node
             counts[why] = counts.get(why, 0) + 1
     parts = ", ".join(f"{n} {why}" for why, n in sorted(counts.items()))
-    return f"0/{len(sim.nodes)} nodes are {wording}: {parts}."
+    return f"0/{len(nodes)} nodes are {wording}: {parts}."
 
 
 def _short(wl: "Workload") -> str:
@@ -125,8 +129,10 @@ def _short(wl: "Workload") -> str:
     return "cannot allocate all claims"
 
 
-def topology_unschedulable(sim: "ClusterSimulation", wl: "Workload", level: str) -> tuple[str, int] | None:
-    """kube-scheduler's FitError for the first pod of ``wl``'s pending pods that no longer fits when
+def topology_unschedulable(nodes: list["Node"], candidates: list["Node"], wl: "Workload", level: str,
+                           respect_readiness: bool) -> tuple[str, int] | None:
+    """kube-scheduler's FitError (over all ``nodes``; ``candidates``: the nodes the scheduler may place
+    ``wl`` on) for the first pod of ``wl``'s pending pods that no longer fits when
     they must share one ``level`` (``node`` or ``rack``), and that pod's index among them; None when
     one domain holds them all. The domain with the most room takes the first pods; its nodes then
     report what they lack, nodes elsewhere with room fail the pod affinity (NodeResourcesFit runs
@@ -136,28 +142,28 @@ def topology_unschedulable(sim: "ClusterSimulation", wl: "Workload", level: str)
         return topology_domain(n, level)
 
     room: dict[str, int] = {}
-    for n in sim.candidate_nodes(wl):
+    for n in candidates:
         room[domain(n)] = room.get(domain(n), 0) + n.fit_count(wl.request)
     held = sorted({domain(p.node) for p in wl.pods if p.node is not None})
     best = held[0] if held else min(room, key=lambda d: (-room[d], d), default=None)
     if best is None or room.get(best, 0) >= wl.pending:
         return None
     counts: dict[str, int] = {}
-    for node in sim.nodes:
-        whys = node_reasons(sim, node, wl)
+    for node in nodes:
+        whys = node_reasons(node, wl, respect_readiness)
         if not whys:
             whys = [_short(wl)] if domain(node) == best else [AFFINITY]
         for why in whys:
             counts[why] = counts.get(why, 0) + 1
     parts = ", ".join(f"{n} {why}" for why, n in sorted(counts.items()))
-    return f"0/{len(sim.nodes)} nodes are available: {parts}.", room.get(best, 0)
+    return f"0/{len(nodes)} nodes are available: {parts}.", room.get(best, 0)
 
 
-def pods_that_fit(sim: "ClusterSimulation", wl: "Workload", pods: int) -> int:
-    """How many of ``pods`` pods of ``wl`` would fit one by one on the nodes the scheduler may use (for a
-    gang with a required topology and bound pods, only in their domain)."""
+def pods_that_fit(candidates: list["Node"], wl: "Workload", pods: int) -> int:
+    """How many of ``pods`` pods of ``wl`` would fit one by one on ``candidates``, the nodes the scheduler
+    may use (for a gang with a required topology and bound pods, only in their domain)."""
     n = 0
-    for node in held_domain(wl, sim.candidate_nodes(wl)):
+    for node in held_domain(wl, candidates):
         n += node.fit_count(wl.request)
         if n >= pods:
             return pods

@@ -1,20 +1,21 @@
-"""Turn a finished :class:`~scheduler_core.simulation.engine.ClusterSimulation` into a :class:`SimulationResult`."""
+"""Turn the state of a finished run (:class:`~scheduler_core.simulation.state.ClusterState`) into a
+:class:`SimulationResult`.  Why each waiting workload waits is the policies' to say: the cluster
+simulation hands that question in as ``pending_reason``."""
 
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING
+from typing import Callable
 
 import numpy as np
 
 from scheduler_core import metrics as M
 from scheduler_core.latency import quantile
+from scheduler_core.simulation.state import ClusterState
+from scheduler_core.workloads import Workload
 
 # Quantiles at which each service's latency CDF is reported (enough for a smooth plot, bounded size).
 CDF_QUANTILES = (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999)
-
-if TYPE_CHECKING:  # pragma: no cover
-    from scheduler_core.simulation.engine import ClusterSimulation
 
 PENDING_EXPLAINED = 2000  # waiting workloads whose reason is worked out at the horizon (O(nodes) each)
 
@@ -30,7 +31,7 @@ def _makespan(jobs, done, horizon: float) -> float | None:
     return M.rnd(max(w.end for w in done) - first)
 
 
-def build_result(sim: "ClusterSimulation") -> M.SimulationResult:
+def build_result(sim: ClusterState, pending_reason: Callable[[Workload], str]) -> M.SimulationResult:
     sc = sim.scenario
     r = M.rnd
     horizon = sim.horizon
@@ -149,7 +150,7 @@ def build_result(sim: "ClusterSimulation") -> M.SimulationResult:
     waiting = [w for w in sim.workloads if w.submit <= horizon and w.state in ("queued", "admitted")]
     reasons: dict[int, str] = {}
     for w in waiting[:PENDING_EXPLAINED]:
-        reasons[w.uid] = sim.pending_reason(w)
+        reasons[w.uid] = pending_reason(w)
     by_reason: dict[str, int] = {}
     for w in waiting[:PENDING_EXPLAINED]:
         why = reasons[w.uid].replace(w.name, "<workload>")  # one line per reason, not per workload

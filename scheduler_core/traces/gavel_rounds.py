@@ -181,18 +181,12 @@ def _type_rates(jobs: Sequence[TraceJob]) -> dict[tuple[str, int], float]:
     return {key: j.steps / float(j.duration_s) for key, j in best.items()}
 
 
-def replay_gavel(jobs: Sequence[TraceJob], *, policy: str, capacity: int, round_s: float,
-                 reset_interval_s: float) -> GavelRun:
-    """Replay ``jobs`` (whole GPUs, each fits the pool) with Gavel's rounds; see the module doc."""
-    n = len(jobs)
-    out = GavelRun(n)
-    if n == 0:
-        return out
-    order = sorted(range(n), key=lambda i: (jobs[i].submit_s, i))  # Gavel's job ids = arrival rank
-    k = [jobs[i].num_gpus for i in order]
-    sub = [float(jobs[i].submit_s) for i in order]
-    # Work is counted in steps when the trace gives them (Gavel: steps at the job's V100 throughput,
-    # int(throughput x round) of them per full round), else in seconds.
+def _work(jobs: Sequence[TraceJob], order: Sequence[int], round_s: float
+          ) -> tuple[list[float], list[float], list[float]]:
+    """Per job in ``order``: its rate (work per second), the work of a full round and its total work.
+
+    Work is counted in steps when the trace gives them (Gavel: steps at the job's V100 throughput,
+    int(throughput x round) of them per full round), else in seconds."""
     thr: list[float] = []
     quantum: list[float] = []
     remaining: list[float] = []
@@ -209,6 +203,41 @@ def replay_gavel(jobs: Sequence[TraceJob], *, policy: str, capacity: int, round_
             thr.append(1.0)
             quantum.append(round_s)
             remaining.append(float(j.duration_s))
+    return thr, quantum, remaining
+
+
+def _round_priorities(active: dict[int, None], alloc: dict[int, float], job_time: dict[int, float],
+                      deficit: dict[int, float], worker_time: float) -> list[tuple[float, float, float, int]]:
+    """Gavel's ``_update_priorities`` for a round: (priority, deficit, allocation, job) of every active
+    job, in the order the round packs them (descending, ties in arrival order)."""
+    entries = []
+    for j in active:
+        a = alloc.get(j)
+        if a is None:
+            p = 0.0
+            a = 0.0
+        elif a == 0.0:
+            p = 0.0
+        elif worker_time == 0.0:
+            p = a * _NO_TIME_PRIORITY
+        else:
+            p = a / (job_time[j] / worker_time)
+        entries.append((p, deficit[j], a, j))
+    entries.sort(key=lambda e: (e[0], e[1], e[2]), reverse=True)
+    return entries
+
+
+def replay_gavel(jobs: Sequence[TraceJob], *, policy: str, capacity: int, round_s: float,
+                 reset_interval_s: float) -> GavelRun:
+    """Replay ``jobs`` (whole GPUs, each fits the pool) with Gavel's rounds; see the module doc."""
+    n = len(jobs)
+    out = GavelRun(n)
+    if n == 0:
+        return out
+    order = sorted(range(n), key=lambda i: (jobs[i].submit_s, i))  # Gavel's job ids = arrival rank
+    k = [jobs[i].num_gpus for i in order]
+    sub = [float(jobs[i].submit_s) for i in order]
+    thr, quantum, remaining = _work(jobs, order, round_s)
     first_start: list[float | None] = [None] * n
     finish: list[float | None] = [None] * n
     preempt = [0] * n
@@ -294,22 +323,8 @@ def replay_gavel(jobs: Sequence[TraceJob], *, policy: str, capacity: int, round_
             resets += 1
 
         # -- pick this round's jobs (_schedule_jobs_on_workers_helper) -------------------------
-        entries = []
-        for j in active:
-            a = alloc.get(j)
-            if a is None:
-                p = 0.0
-                a = 0.0
-            elif a == 0.0:
-                p = 0.0
-            elif worker_time == 0.0:
-                p = a * _NO_TIME_PRIORITY
-            else:
-                p = a / (job_time[j] / worker_time)
-            entries.append((p, deficit[j], a, j))
-        entries.sort(key=lambda e: (e[0], e[1], e[2]), reverse=True)
         free = capacity
-        for p, _d, _a, j in entries:
+        for p, _d, _a, j in _round_priorities(active, alloc, job_time, deficit, worker_time):
             if free == 0:
                 break
             if fifo and p <= 0.0:

@@ -48,7 +48,7 @@ from typing import Literal, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from scheduler_core.engine import Environment, Priority
+from scheduler_core.events import Environment, Priority
 from scheduler_core.traces.records import MILLI, TraceJob, TraceNode
 
 __all__ = [

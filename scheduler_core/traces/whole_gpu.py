@@ -27,7 +27,7 @@ Model
 recomputed at most every 1,920 s, Gavel's ``fifo`` and, for ``las``, its ``max_min_fairness``); see
 :mod:`scheduler_core.traces.gavel_rounds`.
 
-Events (all on :class:`scheduler_core.engine.Environment`): arrivals
+Events (all on :class:`scheduler_core.events.Environment`): arrivals
 (``Priority.ARRIVAL``), completions (``COMPLETION``), LAS demotions when a
 running job crosses a threshold (``RECONFIGURE`` band, before arrivals), and
 one coalesced scheduling pass per instant (``SCHEDULE``).
@@ -42,7 +42,7 @@ from typing import Literal, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from scheduler_core.engine import Environment, Priority
+from scheduler_core.events import Environment, Priority
 from scheduler_core.traces.gavel_rounds import replay_gavel
 from scheduler_core.traces.las_queue import LasQueue
 from scheduler_core.traces.records import MILLI, TraceJob

@@ -9,8 +9,8 @@ from django.core.exceptions import ValidationError
 from placement.evidence.models import SimulationRun
 from placement.evidence.services import runs as evidence
 from placement.evidence.services.runs import _ProgressWriter
-from scheduler_core.limits import estimate_cost
 from scheduler_core.scenario import Scenario
+from scheduler_core.scenario.limits import estimate_cost
 from tests.evidence.scenarios import batch_scenario
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from scheduler_core.engine import Environment, Priority, SchedulingError
+from scheduler_core.events import Environment, Priority, SchedulingError
 
 
 def test_events_fire_in_time_then_priority_then_schedule_order():

@@ -73,7 +73,7 @@ def test_load_reads_yaml_and_json_and_reports_unreadable_files(tmp_path):
 
 
 def test_the_whole_scenario_is_bounded_not_only_each_node_group():
-    from scheduler_core.limits import SCENARIO_LIMITS
+    from scheduler_core.scenario.limits import SCENARIO_LIMITS
 
     groups = [{"name": f"g{i}", "count": 4096, "gpus_per_node": 16} for i in range(153)]
     with pytest.raises(ScenarioError) as exc:

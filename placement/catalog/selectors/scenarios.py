@@ -40,8 +40,8 @@ def builtin_scenarios() -> list[ScenarioInfo]:
 
 
 def _estimate(data: dict) -> float | None:
-    from scheduler_core.limits import estimate_cost
     from scheduler_core.scenario import parse_scenario
+    from scheduler_core.scenario.limits import estimate_cost
 
     try:
         return run_seconds_estimate(estimate_cost(parse_scenario(data)))
@@ -60,8 +60,8 @@ def builtin_scenario_document(name: str) -> dict | None:
 
 
 def run_seconds_estimate(cost) -> float:
-    """The simulator's measured cost per event (scheduler_core.limits.estimate_seconds) scaled by
+    """The simulator's measured cost per event (scheduler_core.scenario.limits.estimate_seconds) scaled by
     ATLAS_RUN_SPEED_FACTOR for workers slower (> 1) or faster (< 1) than the benchmark machine."""
-    from scheduler_core.limits import estimate_seconds
+    from scheduler_core.scenario.limits import estimate_seconds
 
     return estimate_seconds(cost) * settings.ATLAS_RUN_SPEED_FACTOR

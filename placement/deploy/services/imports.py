@@ -23,7 +23,7 @@ _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 # Kubernetes' scalability envelope ("Considerations for large clusters": at most 5,000 nodes and
-# 150,000 pods per cluster), as scheduler_core.limits; queues: far more than any cluster defines.
+# 150,000 pods per cluster), as scheduler_core.scenario.limits; queues: far more than any cluster defines.
 MAX_ITEMS = {"nodes": 5_000, "pods": 150_000, "queues": 10_000}
 
 

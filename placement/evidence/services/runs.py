@@ -109,10 +109,10 @@ def _send_or_withdraw(run_ids: list[int]) -> None:
 def _check_budget(scenario) -> None:
     """Refuse, before anything is queued, a run bigger than this installation lets one run be.
 
-    The scenario-wide limits (scheduler_core.limits) already hold; these are the worker's budget:
+    The scenario-wide limits (scheduler_core.scenario.limits) already hold; these are the worker's budget:
     settings ATLAS_RUN_MAX_GPUS, ATLAS_RUN_MAX_JOBS, the predicted peak memory against
     ATLAS_RUN_MEMORY_BUDGET_MB and the predicted run time against the soft time limit."""
-    from scheduler_core.limits import estimate_cost, over_limits
+    from scheduler_core.scenario.limits import estimate_cost, over_limits
 
     cost = estimate_cost(scenario)
     errors: dict[str, list[str]] = {}

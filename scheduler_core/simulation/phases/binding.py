@@ -5,11 +5,10 @@ from __future__ import annotations
 import random
 
 from scheduler_core.cluster import DeviceContext, Node, hami_card_memory
-from scheduler_core.engine import Priority
+from scheduler_core.events import Priority
 from scheduler_core.interference import topology_factor
 from scheduler_core.resources import add_into
 from scheduler_core.workloads import Pod, Workload
-
 
 # Tentative placements (plan_group) pick devices with their own stream, leaving the run's draws alone.
 _PLANNING_RNG = random.Random(0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scheduler_core import mig as migmod
 from scheduler_core.cluster import Node
-from scheduler_core.engine import Priority
+from scheduler_core.events import Priority
 from scheduler_core.workloads import Pod, Workload
 
 

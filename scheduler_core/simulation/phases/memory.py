@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scheduler_core import metrics as M
 from scheduler_core.cluster import DeviceContext
-from scheduler_core.engine import Priority
+from scheduler_core.events import Priority
 from scheduler_core.workloads import Pod
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from scheduler_core.cluster import DeviceContext
-from scheduler_core.engine import Priority
+from scheduler_core.events import Priority
 from scheduler_core.interference import speed_in
 from scheduler_core.workloads import Pod, Workload
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from scheduler_core import metrics as M
-from scheduler_core.engine import Priority
+from scheduler_core.events import Priority
 from scheduler_core.simulation.state import EPS, node_free_equiv
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from scheduler_core.cluster import DeviceContext
-from scheduler_core.engine import Priority
+from scheduler_core.events import Priority
 from scheduler_core.resources import add_into
 from scheduler_core.simulation.state import EPS
 from scheduler_core.workloads import Pod, Workload

@@ -17,10 +17,9 @@ more than one group: 153 such groups are 10 million GPUs, and a batch entry with
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pragma: no cover
-    from scheduler_core.scenario import Scenario
+from scheduler_core.scenario.document import Scenario
+from scheduler_core.scenario.workloads import InferenceWorkload
 
 # name -> (limit, why). Messages name the limit so a user knows what to shrink.
 SCENARIO_LIMITS: dict[str, int] = {
@@ -98,10 +97,8 @@ def estimate_seconds(cost: RunCost) -> float:
             + estimate_events(cost) * (SECONDS_PER_EVENT + SECONDS_PER_EVENT_PER_NODE * cost.nodes))
 
 
-def estimate_cost(sc: "Scenario") -> RunCost:
+def estimate_cost(sc: Scenario) -> RunCost:
     """Sizes counted from the document alone (nothing is expanded, so this is cheap at any size)."""
-    from scheduler_core.scenario import InferenceWorkload
-
     jobs = replicas = steps = 0
     for w in sc.workloads:
         if isinstance(w, InferenceWorkload):
@@ -140,6 +137,6 @@ def over_limits(cost: RunCost, limits: dict[str, int], *, who: str = "a scenario
     return errs
 
 
-def check_size(sc: "Scenario") -> list[tuple[str, str]]:
+def check_size(sc: Scenario) -> list[tuple[str, str]]:
     """The scenario-wide limits every run obeys, whoever starts it."""
     return over_limits(estimate_cost(sc), SCENARIO_LIMITS)

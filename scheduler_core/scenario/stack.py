@@ -1,0 +1,247 @@
+"""The ``stack`` section: the data plane (how GPUs are exposed and shared on a node: whole, MIG,
+time-slicing, MPS, HAMi, DRA, KAI fractions) and the control plane (kube-scheduler, coscheduling,
+Volcano, KAI; Kueue admission), with each project's configuration.
+
+HAMi's chart values (:class:`~scheduler_core.hami.HamiConfig`) live beside the webhook rules that read
+them, in :mod:`scheduler_core.hami`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from scheduler_core.hami import HamiConfig
+from scheduler_core.units import DocumentModel, Duration
+
+
+# -------------------------------------------------------------- data plane
+class TimeSlicingConfig(DocumentModel):
+    replicas: int = Field(4, ge=2, le=110, description="k8s-device-plugin: 'number of replicas must be >= 2' (§2.1); "
+                                                     "at most 110, Kubernetes' pods per node")
+    fail_requests_greater_than_one: bool = False
+    rename_by_default: bool = False
+
+
+class MpsConfig(DocumentModel):
+    replicas: int = Field(4, ge=2, le=48, description="at most 48 MPS clients on CC >= 7.5 (§2.2)")
+    active_thread_percentage: int | None = Field(
+        None, ge=1, le=100,
+        description="CUDA_MPS_ACTIVE_THREAD_PERCENTAGE per client (e.g. 60); default 100 / replicas (§2.2)")
+
+
+class DataPlane(DocumentModel):
+    """How GPUs are exposed, shared and isolated on a node (L4 / data plane)."""
+
+    mechanism: Literal["whole", "mig", "time-slicing", "mps", "hami", "dra", "kai-fraction"] = "whole"
+    mig_strategy: Literal["none", "single", "mixed"] | None = Field(
+        None, description="k8s-device-plugin --mig-strategy (§1.5); default mixed for mechanism mig, else none")
+    time_slicing: TimeSlicingConfig = Field(default_factory=TimeSlicingConfig)
+    mps: MpsConfig = Field(default_factory=MpsConfig)
+    hami: HamiConfig = Field(default_factory=HamiConfig)
+
+    @property
+    def strategy(self) -> str:
+        if self.mig_strategy is not None:
+            return self.mig_strategy
+        return "mixed" if self.mechanism in ("mig", "dra") else "none"
+
+
+# ------------------------------------------------------------ control plane
+class KubeSchedulerConfig(DocumentModel):
+    scoring: Literal["LeastAllocated", "MostAllocated"] = Field(
+        "LeastAllocated", description="NodeResourcesFit scoring strategy; LeastAllocated (spread) is kube-scheduler's default")
+    preemption: bool = True
+
+
+class CoschedulingConfig(DocumentModel):
+    permit_waiting_timeout: Duration = Field(60.0, description="permitWaitingTimeSeconds default 60 (§6.4)")
+    pod_group_backoff: Duration = Field(0.0, description="podGroupBackoffSeconds default 0 (§6.4)")
+
+
+VolcanoAction = Literal["enqueue", "allocate", "backfill", "preempt", "reclaim"]
+VolcanoPlugin = Literal["priority", "gang", "conformance", "overcommit", "drf", "predicates", "proportion",
+                        "capacity", "nodeorder", "binpack", "network-topology-aware"]
+
+
+QueueResource = Literal["nvidia.com/gpu", "cpu", "memory"]
+# A Volcano queue's ResourceList: GPUs, CPU cores, host memory in GiB.  A bare number means GPUs.
+QueueResources = dict[QueueResource, Annotated[float, Field(ge=0)]]
+
+
+def _resource_list(v: Any) -> Any:
+    return {"nvidia.com/gpu": v} if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+
+class VolcanoQueue(DocumentModel):
+    name: str
+    weight: int = Field(1, ge=1, le=65535)
+    capability: QueueResources | None = Field(
+        None, description="hard cap per resource: nvidia.com/gpu, cpu (cores), memory (GiB); a number means GPUs")
+    guarantee: QueueResources = Field(default_factory=dict, description="reserved resources (a number: GPUs)")
+    deserved: QueueResources | None = Field(None, description="capacity plugin's deserved resources (a number: GPUs)")
+    reclaimable: bool = True
+    priority: int = 0
+
+    @field_validator("capability", "guarantee", "deserved", mode="before")
+    @classmethod
+    def _gpus(cls, v: Any) -> Any:
+        return _resource_list(v)
+
+
+class VolcanoConfig(DocumentModel):
+    # Helm chart default conf (§5): enqueue, allocate, backfill; preempt/reclaim must be added.
+    actions: list[VolcanoAction] = Field(default_factory=lambda: ["enqueue", "allocate", "backfill"])
+    plugins: list[VolcanoPlugin] = Field(default_factory=lambda: [
+        "priority", "gang", "conformance", "overcommit", "drf", "predicates", "proportion", "nodeorder", "binpack"])
+    queues: list[VolcanoQueue] = Field(default_factory=lambda: [VolcanoQueue(name="default")])
+    overcommit_factor: float = Field(1.2, ge=1.0, description="overcommit plugin default 1.2 (§5)")
+
+    @model_validator(mode="after")
+    def _exclusive(self) -> "VolcanoConfig":
+        if "capacity" in self.plugins and "proportion" in self.plugins:
+            raise ValueError("plugins: capacity replaces proportion and cannot run with it (§5)")
+        return self
+
+
+class KueueQuota(DocumentModel):
+    nominal: float = Field(ge=0)
+    borrowing_limit: float | None = Field(None, ge=0)
+    lending_limit: float | None = Field(None, ge=0)
+
+
+def _quota(v: Any) -> Any:
+    return {"nominal": v} if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+
+class KueueFlavorQuotas(DocumentModel):
+    name: str = Field(description="ResourceFlavor name")
+    node_groups: list[str] | None = Field(None, description="nodes the flavor's nodeLabels select (default: all)")
+    quotas: dict[str, Annotated[KueueQuota, Field()]] = Field(
+        description="resource name -> quota, e.g. nvidia.com/gpu: {nominal: 16, borrowing_limit: 8}")
+
+    @field_validator("quotas", mode="before")
+    @classmethod
+    def _short(cls, v: Any) -> Any:
+        return {k: _quota(x) for k, x in v.items()} if isinstance(v, dict) else v
+
+
+class KueuePreemption(DocumentModel):
+    within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "Never"
+    reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = "Never"
+    borrow_within_cohort: Literal["Never", "LowerPriority"] = "Never"
+    borrow_within_cohort_max_priority_threshold: int | None = Field(
+        None, description="borrowWithinCohort.maxPriorityThreshold: only workloads at or below it are preempted "
+                          "while borrowing (unset: any lower priority)")
+
+    @model_validator(mode="after")
+    def _needs_reclaim(self) -> "KueuePreemption":
+        if self.borrow_within_cohort != "Never" and self.reclaim_within_cohort == "Never":
+            raise ValueError("borrow_within_cohort requires reclaim_within_cohort != Never (§4.3)")
+        return self
+
+
+class ClusterQueue(DocumentModel):
+    name: str
+    cohort: str | None = None
+    queueing_strategy: Literal["StrictFIFO", "BestEffortFIFO"] = "BestEffortFIFO"
+    flavors: list[KueueFlavorQuotas] = Field(min_length=1)
+    preemption: KueuePreemption = Field(default_factory=KueuePreemption)
+    fair_sharing_weight: float = Field(1.0, ge=0)
+
+
+class WaitForPodsReady(DocumentModel):
+    enable: bool = False
+    timeout: Duration = Field(1800.0, description="default 30 min (§4.5)")
+    block_admission: bool = False
+    backoff_base: Duration = Field(60.0, description="requeuingStrategy.backoffBaseSeconds 60 (§4.5)")
+    backoff_max: Duration = Field(3600.0, description="backoffMaxSeconds 3600 (§4.5)")
+    backoff_limit_count: int | None = Field(None, ge=0, description="unset = unlimited (§4.5)")
+
+
+class KueueConfig(DocumentModel):
+    cluster_queues: list[ClusterQueue] = Field(min_length=1)
+    local_queues: dict[str, str] = Field(default_factory=dict, description="LocalQueue -> ClusterQueue")
+    wait_for_pods_ready: WaitForPodsReady = Field(default_factory=WaitForPodsReady)
+    topology_aware_scheduling: bool = Field(False, description="TAS: every flavor names the topology (racks, then "
+                                            "nodes); a workload is admitted only if every pod fits in concrete "
+                                            "domains, as requested or, without a request, packed node by node (§4.5)")
+    topology_name: str = Field("default", description="name of the Topology object the flavors name (Kueue's "
+                                                      "messages quote it)")
+    fair_sharing: bool = Field(False, description="fairSharing: order admission and choose preemption victims by "
+                                                  "dominant resource share (§4.4)")
+    fair_sharing_preemption_strategies: list[Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]] = Field(
+        default_factory=lambda: ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+        description="fairSharing.preemptionStrategies (Kueue's default: both, in this order)")
+
+    @field_validator("fair_sharing_preemption_strategies")
+    @classmethod
+    def _strategies(cls, v: list[str]) -> list[str]:
+        # Kueue's validation: one strategy, or LessThanOrEqualToFinalShare then LessThanInitialShare.
+        if v not in (["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"],
+                     ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]):
+            raise ValueError("fair_sharing_preemption_strategies: one strategy, or LessThanOrEqualToFinalShare "
+                             "then LessThanInitialShare")
+        return v
+
+
+class KaiResourceQuota(DocumentModel):
+    """One resource of a KAI queue (spec.resources.cpu / .memory); the defaults never bind."""
+
+    quota: float = Field(-1, description="-1 unlimited (the queue deserves all it asks), 0 no guarantee")
+    over_quota_weight: float = Field(1.0, ge=0)
+    limit: float = Field(-1, description="-1 no limit")
+
+
+class KaiQueue(DocumentModel):
+    name: str
+    parent: str | None = None
+    quota: float = Field(0, description="GPUs; -1 unlimited, 0 no guarantee (§6.5)")
+    over_quota_weight: float = Field(1.0, ge=0)
+    limit: float = Field(-1, description="GPUs; -1 no limit (§6.5)")
+    cpu: KaiResourceQuota = Field(default_factory=KaiResourceQuota, description="CPU cores (spec.resources.cpu)")
+    memory: KaiResourceQuota = Field(default_factory=KaiResourceQuota,
+                                     description="host memory in GiB (spec.resources.memory)")
+    priority: int = 0
+
+
+class KaiConfig(DocumentModel):
+    queues: list[KaiQueue] = Field(min_length=1)
+    gpu_sharing: bool = Field(False, description="global.gpuSharing: gpu-fraction requests (§6.5)")
+    reclaim: bool = True
+    min_guaranteed_runtime: Duration = Field(0.0, description="jobs younger than this are not reclaimed")
+
+
+class ControlPlane(DocumentModel):
+    """Who waits, who is admitted, where pods go (L1 admission, L2 policy)."""
+
+    scheduler: Literal["kube-default", "coscheduling", "volcano", "kai"] = "kube-default"
+    admission: Literal["none", "kueue"] = "none"
+    respect_device_plugin_readiness: bool = Field(
+        False, description="keep pods off nodes whose device plugin is not registered (a NoSchedule taint "
+                           "set by an operator/validator while the plugin is down)")
+    kube: KubeSchedulerConfig = Field(default_factory=KubeSchedulerConfig)
+    coscheduling: CoschedulingConfig = Field(default_factory=CoschedulingConfig)
+    volcano: VolcanoConfig = Field(default_factory=VolcanoConfig)
+    kueue: KueueConfig | None = None
+    kai: KaiConfig | None = None
+
+    @model_validator(mode="after")
+    def _sections(self) -> "ControlPlane":
+        if self.admission == "kueue" and self.kueue is None:
+            raise ValueError("admission 'kueue' needs a kueue section with cluster_queues")
+        if self.scheduler == "kai" and self.kai is None:
+            raise ValueError("scheduler 'kai' needs a kai section with queues")
+        return self
+
+
+class Stack(DocumentModel):
+    name: str = "stack"
+    data_plane: DataPlane = Field(default_factory=DataPlane)
+    node_group_data_plane: dict[str, DataPlane] = Field(
+        default_factory=dict, description="per node group override (e.g. form C: a MIG pool and a HAMi pool)")
+    control_plane: ControlPlane = Field(default_factory=ControlPlane)
+
+    def data_plane_for(self, group: str) -> DataPlane:
+        return self.node_group_data_plane.get(group, self.data_plane)
