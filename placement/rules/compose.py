@@ -382,9 +382,8 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict, budget: SearchB
             finished.append(cand)
         finished.sort(key=lambda c: order_key(ctx, c))
         chosen = finished[: request.limit]
-        for cand in chosen:
-            explain_score(ctx, cand)
-            cand.contracts = contract_checks(ctx, cand)
+        items = [explain_score(ctx, cand) for cand in chosen]
+        contracts = [contract_checks(ctx, cand) for cand in chosen]
         distinct_titles(ctx, chosen)
         admissions = {c.cluster.get(SlotName.ADMISSION_QUOTA) for c in chosen}
         interactive = any(w.kind.value == "interactive" for w in ctx.workloads)
@@ -393,7 +392,8 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict, budget: SearchB
                 ctx.notes.append(f"With {graph.projects[n.admission].ref.name if n.admission in graph.projects else n.admission}: "
                                  f"{n.note} ({n.source})")
         for i, cand in enumerate(chosen):
-            stacks.append(to_stack(ctx, cand, i + 1, why_rank(ctx, cand, i + 1, chosen[i - 1] if i else None)))
+            why = why_rank(ctx, cand, items[i], i + 1, chosen[i - 1] if i else None, items[i - 1] if i else [])
+            stacks.append(to_stack(ctx, cand, i + 1, why, items[i], contracts[i]))
         if not chosen:
             for missing, n in lacking.items():
                 quiet[f"lacks required {', '.join(sorted(missing))}"] += n

@@ -150,7 +150,6 @@ def fill_peripherals(ctx: Context, cand: Candidate, peripheral: dict[SlotName, l
                 break
             trial = cand.with_slot(slot, slug)
             if evaluate(ctx, trial, contracts=False) is None:
-                trial.contracts = cand.contracts
                 cand, placed = trial, True
                 break
         if forced and not placed:
