@@ -87,75 +87,12 @@ from placement.rules.scoring import (
     evaluate,
     fill_peripherals,
     make_part,
+    ranked_pool_combinations,
     secondary_only,
     unmet_demands,
 )
 
 __all__ = ["SLOT_ORDER", "SearchBudget", "admission_units", "compose", "unit_label"]
-
-
-def _pool_combinations(pool_options, pool_parts, limit: int, positive: dict[str, float], cost: float,
-                       bundled_elsewhere: frozenset[str]) -> tuple[list, int]:
-    """(bound, pools, parts) for the combinations of pool options, best bound first, and how many
-    combinations there are. A combination's bound is its parts' base plus every positive capability
-    they bring, minus the components nothing in the stack could ship (`bundled_elsewhere`: what the
-    cluster parts may bundle). Up to `limit` every combination is scored; above it a beam over the
-    pools (in request order) keeps the best partial combinations by that bound, so the work grows with
-    pools x options x limit instead of options^pools. Sets are bit masks here: the beam unions them
-    tens of thousands of times."""
-    total = 1
-    for options in pool_options:
-        total *= len(options)
-    bit: dict[str, int] = {}
-
-    def mask(names) -> int:
-        m = 0
-        for name in names:
-            m |= 1 << bit.setdefault(name, len(bit))
-        return m
-
-    rows = [[(o, p, p.base, mask(p.caps), mask(p.costed), mask(p.bundled)) for o in options for p in (pool_parts[i][o],)]
-            for i, options in enumerate(pool_options)]
-    elsewhere = mask(bundled_elsewhere)
-    weight = {1 << i: positive.get(name, 0.0) for name, i in bit.items()}
-    cap_sums: dict[int, float] = {}
-
-    def bound(base: float, caps: int, costed: int, bundled: int) -> float:
-        gain = cap_sums.get(caps)
-        if gain is None:
-            gain, rest = 0.0, caps
-            while rest:
-                low = rest & -rest
-                gain += weight[low]
-                rest ^= low
-            cap_sums[caps] = gain
-        return base + gain + cost * (costed & ~(bundled | elsewhere)).bit_count()
-
-    if total <= limit:
-        beam = []
-        for combo in itertools.product(*rows):
-            caps = costed = bundled = 0
-            for row in combo:
-                caps |= row[3]
-                costed |= row[4]
-                bundled |= row[5]
-            beam.append((tuple(r[0] for r in combo), tuple(r[1] for r in combo),
-                         sum(r[2] for r in combo), caps, costed, bundled))
-    else:
-        width = max(1, limit // max(len(row) for row in rows))
-        beam = [((), (), 0.0, 0, 0, 0)]
-        for i, row in enumerate(rows):
-            grown = [
-                (pools + (o,), parts + (p,), base + b, caps | c, costed | k, bundled | u)
-                for pools, parts, base, caps, costed, bundled in beam
-                for o, p, b, c, k, u in row
-            ]
-            keep = limit if i == len(rows) - 1 else width
-            # nlargest keeps the first of equal bounds, as the exhaustive walk would
-            beam = heapq.nlargest(keep, grown, key=lambda g: bound(g[2], g[3], g[4], g[5]))
-    combos = [(bound(base, caps, costed, bundled), pools, parts) for pools, parts, base, caps, costed, bundled in beam]
-    combos.sort(key=lambda item: -item[0])
-    return combos, total
 
 
 def order_key(ctx: Context, cand: Candidate) -> tuple:
@@ -311,7 +248,7 @@ def compose(graph: CatalogGraph, request: ComposeRequest | dict, budget: SearchB
             ((bound(c.base, c.caps, c.costed, c.bundled | all_pool_bundles), sched, adm, c) for sched, adm, c in cluster_parts),
             key=lambda item: -item[0],
         )
-        pool_combos, pool_total = _pool_combinations(
+        pool_combos, pool_total = ranked_pool_combinations(
             pool_options, pool_parts, budget.pool_combinations, positive, cost, all_cluster_bundles)
         if pool_total > budget.pool_combinations:
             ctx.notes.append(
