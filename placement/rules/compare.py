@@ -19,9 +19,10 @@ Valid axes per verdict come from fixtures/rules/comparison.yaml.
 from __future__ import annotations
 
 from itertools import combinations
+from typing import NamedTuple
 
 from placement.catalog.schemas import ENFORCEMENT_POINT_LABELS, RESOURCE_UNIT_LABELS, ContractPoint, Kind, ResourceUnit
-from placement.rules.data import Verdict
+from placement.rules.data import IntegrationRule, RoleRule, Verdict
 from placement.rules.errors import RulesInputError
 from placement.rules.graph import (
     CONTROL_MAP,
@@ -312,167 +313,230 @@ def _axes(graph: CatalogGraph, verdict: Verdict, fa: ProjectFacts, fb: ProjectFa
 # --- one pair -------------------------------------------------------------------------------------
 
 
+class _Reading(NamedTuple):
+    """What a verdict says about one pair: the explanation, the contracts that join them, the graph path."""
+
+    explanation: str
+    joins: list[ContractJoin]
+    path: list[GraphStep]
+
+
+def _duplicate_owners(graph: CatalogGraph, fa: ProjectFacts, fb: ProjectFacts) -> _Reading:
+    """overlapping, neither ships the other: they own the same capabilities on a layer they share."""
+    caps = overlaps(graph, fa, fb)
+    names = ", ".join(graph.capability_name(c).lower() for c in caps)
+    explanation = (
+        f"{fa.ref.name} ({_layer_text(graph, fa)}) and {fb.ref.name} ({_layer_text(graph, fb)}) both own "
+        f"{names} on a layer they share, so running both duplicates that governance: two sets of queues and "
+        f"quotas that do not see each other. Choose one owner per capability. {fa.ref.name}: "
+        f"{fa.doc.placement.costs.compatibility} {fb.ref.name}: {fb.doc.placement.costs.compatibility}"
+    )
+    join = admission_join(graph, fa, fb)
+    return _Reading(explanation, [join] if join else [], [])
+
+
+def _alternative_handoff(graph: CatalogGraph, fa: ProjectFacts, fb: ProjectFacts) -> _Reading:
+    """alternative_handoff: both advertise and allocate devices, and a GPU goes through only one."""
+    ua, ub = handed_units(fa), handed_units(fb)
+    conflict = fb.slug in fa.conflicts
+    explanation = (
+        f"Alternative hand-offs: {fa.ref.name} and {fb.ref.name} both take part in Advertise and Allocate on "
+        f"{_layer_text(graph, fa)} ({fa.ref.name}: {unit_names(ua)}; {fb.ref.name}: {unit_names(ub)}), and a "
+        f"GPU can be advertised and handed over by only one of them"
+        + (" (catalog conflicts_with)" if conflict else "")
+        + f". Choose per device or per node pool, never both for one GPU. {fa.ref.name}: "
+        f"{fa.doc.placement.costs.compatibility} {fb.ref.name}: {fb.doc.placement.costs.compatibility}"
+    )
+    joins = [ContractJoin(
+        points=[ContractPoint.ADVERTISE, ContractPoint.ALLOCATE], units=_units(ua | ub), kind="alternative",
+        roles=[_role(fa, ContractPoint.ADVERTISE, ua), _role(fb, ContractPoint.ADVERTISE, ub)],
+        summary=f"Same contract points (Advertise, Allocate), one per device: {fa.ref.name} or {fb.ref.name}.",
+    )]
+    return _Reading(explanation, joins, [])
+
+
+def _bundle(graph: CatalogGraph, fa: ProjectFacts, fb: ProjectFacts) -> _Reading:
+    """overlapping because one ships the other: compare the bundle's extras with the part alone."""
+    outer, inner = (fa, fb) if fb.slug in fa.bundles_all else (fb, fa)
+    explanation = (
+        f"{outer.ref.name} ships {inner.ref.name} (bundles), so they are not alternatives: choosing "
+        f"{outer.ref.name} already includes {inner.ref.name}. Compare what the bundle adds around it "
+        f"(lifecycle, upgrades, other operands) against installing {inner.ref.name} alone."
+    )
+    return _Reading(explanation, [], composition_path(graph, outer.slug, inner.slug))
+
+
+def _platform_and_mechanism(graph: CatalogGraph, fa: ProjectFacts, fb: ProjectFacts) -> _Reading:
+    """platform_vs_mechanism: decompose the platform into what it depends on."""
+    platform, other = (fa, fb) if fa.is_platform else (fb, fa)
+    path = composition_path(graph, platform.slug, other.slug)
+    relies = sorted(platform.bundles_all | platform.requires)
+    rivals = [
+        graph.projects[s].ref.name
+        for s in relies
+        if s in graph.projects and graph.projects[s].compare_layer == other.compare_layer
+    ]
+    explanation = (
+        f"{platform.ref.name} is a platform that packages lower layers; {other.ref.name} sits on "
+        f"{_layer_text(graph, other)}. Do not weigh the platform's experience against a mechanism's "
+        f"boundary: decompose {platform.ref.name} into what it depends on"
+        + (f" ({', '.join(relies)})" if relies else "")
+        + (
+            f" and compare {other.ref.name} with the piece on its own layer ({', '.join(rivals)})."
+            if rivals
+            else f" and ask which of those provides what {other.ref.name} does."
+        )
+    )
+    return _Reading(explanation, [], path)
+
+
+def _integrated(graph: CatalogGraph, rule: IntegrationRule) -> _Reading:
+    """cross_layer with an integration rule (integrations.yaml): the interface that joins them."""
+    one, other = (graph.project(s) for s in rule.between)
+    joins = [ContractJoin(points=[], units=[], kind=rule.kind, roles=[],
+                          summary=f"{rule.name}: {rule.interface} ({rule.source}).")]
+    explanation = (
+        f"{one.ref.name} and {other.ref.name} complement each other, joined by {rule.name} "
+        f"({rule.kind.replace('_', ' ')}): {rule.interface}. They are not rivals; compare only whether that "
+        f"interface covers what you run ({rule.source})."
+    )
+    return _Reading(explanation, joins, [])
+
+
+def _cross_layer(graph: CatalogGraph, fa: ProjectFacts, fb: ProjectFacts) -> _Reading:
+    """cross_layer: a handoff delivering a mechanism's unit on their shared layer, or upstream and downstream."""
+    delivery = (fa, fb) if delivers(graph, fa, fb) else (fb, fa) if delivers(graph, fb, fa) else None
+    if delivery and same_layer(fa, fb):
+        return _delivery(graph, fa, *delivery)
+    return _upstream_downstream(graph, fa, fb)
+
+
+def _delivery(graph: CatalogGraph, fa: ProjectFacts, handoff: ProjectFacts, mechanism: ProjectFacts) -> _Reading:
+    """The mechanism creates the unit and the handoff delivers it: the Advertise/Allocate contract joins them."""
+    unit = mechanism.primary_unit
+    label = RESOURCE_UNIT_LABELS[unit]
+    roles = [_role(handoff, p, {unit}) for p in (ContractPoint.ADVERTISE, ContractPoint.ALLOCATE)]
+    joins = [ContractJoin(
+        points=[ContractPoint.ADVERTISE, ContractPoint.ALLOCATE], units=[unit], kind="handoff", roles=roles,
+        summary=(f"{mechanism.ref.name} creates {label}; {handoff.ref.name} advertises and allocates it. Compare "
+                 f"only whether {handoff.ref.name} advertises and hands over {label} the way "
+                 f"{mechanism.ref.name} defines it (profiles, health, naming)."),
+    )]
+    path = [
+        GraphStep(source=project_node(mechanism.slug), relation="uses_unit", target=unit_node(unit)),
+        GraphStep(source=unit_node(unit), relation="advertises", target=project_node(handoff.slug), forward=False),
+    ]
+    explanation = (
+        f"Both sit on {_layer_text(graph, fa)}, but {mechanism.ref.name} creates {label} and "
+        f"{handoff.ref.name} delivers it: upstream and downstream, not rivals. Compare only the contract "
+        f"that joins them (Advertise, Allocate). {joins[0].summary}"
+    )
+    return _Reading(explanation, joins, path)
+
+
+def _upstream_downstream(graph: CatalogGraph, fa: ProjectFacts, fb: ProjectFacts) -> _Reading:
+    """Upstream and downstream (or different jobs on one layer): compare only the contract that joins
+    them, if one does; else say where they meet in the catalog graph."""
+    up, down = _upstream_first(graph, fa, fb)
+    if depends(fa, fb) and same_layer(fa, fb):
+        user, base = (fa, fb) if fb.slug in fa.requires_all else (fb, fa)
+        relation = (
+            f"Both sit on {_layer_text(graph, fa)}, but {user.ref.name} is built on {base.ref.name} "
+            f"(it requires it): they are upstream and downstream, not rivals."
+        )
+        up, down = base, user
+    elif same_layer(fa, fb):
+        relation = (
+            f"Both sit on {_layer_text(graph, fa)} but do different jobs ({fa.ref.name}: "
+            f"{_capability_names(graph, fa)}; {fb.ref.name}: {_capability_names(graph, fb)}), with no "
+            f"capability in common: they complement each other, not rivals."
+        )
+    else:
+        relation = (
+            f"{up.ref.name} sits on {_layer_text(graph, up)} and {down.ref.name} on {_layer_text(graph, down)}: "
+            f"they are upstream and downstream, not rivals."
+        )
+    joins = contract_joins(graph, up, down)
+    if joins:
+        named = " ".join(j.summary for j in joins)
+        order = {c.point: c.order for c in graph.rules.contract_points}
+        points = sorted({p for j in joins for p in j.points}, key=lambda p: order.get(p, 0))
+        names = ", ".join(graph.rules.contract_point[p].name for p in points)
+        explanation = f"{relation} Compare only the contract that joins them ({names}). {named}"
+        return _Reading(explanation + binder_note(graph, up, down), joins, _join_path(joins[0]))
+    admission = admission_join(graph, up, down)
+    if admission:
+        explanation = f"{relation} Compare only the contract that joins them (workload admission). {admission.summary}"
+        return _Reading(explanation, [admission], [])
+    path = composition_path(graph, up.slug, down.slug)
+    via = f" In the catalog graph they meet via: {_path_text(path)}." if path else " They do not meet in the catalog graph."
+    explanation = (
+        f"{relation} No contract point joins them directly, so there is nothing to compare between "
+        f"them; compare each with its own rivals.{via}"
+    )
+    return _Reading(explanation, [], path)
+
+
+def _same_role_reading(graph: CatalogGraph, fa: ProjectFacts, fb: ProjectFacts, role: RoleRule) -> _Reading:
+    """comparable as the same role (comparison.yaml `roles`): compare on what that role decides."""
+    names = ", ".join(graph.rules.axis[a].name.lower() for a in role.axes)
+    explanation = (
+        f"Both are a {role.name} ({fa.ref.name}: {_layer_text(graph, fa)}; {fb.ref.name}: "
+        f"{_layer_text(graph, fb)}): a like-for-like comparison on what a {role.name} decides. "
+        f"Compare {names}."
+    )
+    return _Reading(explanation, [], [])
+
+
+def _like_for_like(graph: CatalogGraph, fa: ProjectFacts, fb: ProjectFacts, shared) -> _Reading:
+    """comparable: same layer, same primary unit."""
+    also = _units(shared - {fa.primary_unit})
+    explanation = (
+        f"Both sit on {_layer_text(graph, fa)} and hand out {RESOURCE_UNIT_LABELS[fa.primary_unit]}"
+        + (f" (and also share {_unit_names(also)})" if also else "")
+        + ": a like-for-like comparison. "
+        + ("Compare queues, quota model, fair sharing, preemption, gang, topology and workload integrations."
+           if is_control_plane(fa) and is_control_plane(fb)
+           else "Compare isolation, overhead, observability and reconfiguration cost for that unit.")
+    )
+    return _Reading(explanation, [], [])
+
+
+def _unit_mismatch(graph: CatalogGraph, fa: ProjectFacts, fb: ProjectFacts, shared) -> _Reading:
+    """unit_mismatch: same layer, different primary units; choose the unit first."""
+    explanation = (
+        f"Both sit on {_layer_text(graph, fa)}, but {fa.ref.name} hands out "
+        f"{RESOURCE_UNIT_LABELS[fa.primary_unit]} and {fb.ref.name} hands out "
+        f"{RESOURCE_UNIT_LABELS[fb.primary_unit]}"
+        + (f" (both also handle {_unit_names(shared)})" if shared else "")
+        + ". The unit sets the isolation ceiling and granularity, so fix the workload and SLO first, choose "
+        "the unit, and only then the project."
+    )
+    return _Reading(explanation, [], [])
+
+
+def _read_verdict(graph: CatalogGraph, verdict: Verdict, fa: ProjectFacts, fb: ProjectFacts, shared) -> _Reading:
+    """The explanation, joining contracts and graph path that go with the pair's verdict."""
+    if verdict == Verdict.OVERLAPPING:
+        return _bundle(graph, fa, fb) if bundled(fa, fb) else _duplicate_owners(graph, fa, fb)
+    if verdict == Verdict.ALTERNATIVE_HANDOFF:
+        return _alternative_handoff(graph, fa, fb)
+    if verdict == Verdict.PLATFORM_VS_MECHANISM:
+        return _platform_and_mechanism(graph, fa, fb)
+    if verdict == Verdict.CROSS_LAYER:
+        rule = graph.rules.integration(fa.slug, fb.slug)
+        return _integrated(graph, rule) if rule else _cross_layer(graph, fa, fb)
+    if verdict == Verdict.COMPARABLE:
+        role = same_role(graph, fa, fb)
+        return _same_role_reading(graph, fa, fb, role) if role else _like_for_like(graph, fa, fb, shared)
+    return _unit_mismatch(graph, fa, fb, shared)
+
+
 def compare_pair(graph: CatalogGraph, a: str, b: str) -> PairVerdict:
     fa, fb = graph.project(a), graph.project(b)
     verdict = verdict_of(graph, fa, fb)
     shared = fa.units & fb.units
-    joins: list[ContractJoin] = []
-    path: list[GraphStep] = []
-
-    if verdict == Verdict.OVERLAPPING and not bundled(fa, fb):
-        caps = overlaps(graph, fa, fb)
-        names = ", ".join(graph.capability_name(c).lower() for c in caps)
-        explanation = (
-            f"{fa.ref.name} ({_layer_text(graph, fa)}) and {fb.ref.name} ({_layer_text(graph, fb)}) both own "
-            f"{names} on a layer they share, so running both duplicates that governance: two sets of queues and "
-            f"quotas that do not see each other. Choose one owner per capability. {fa.ref.name}: "
-            f"{fa.doc.placement.costs.compatibility} {fb.ref.name}: {fb.doc.placement.costs.compatibility}"
-        )
-        join = admission_join(graph, fa, fb)
-        joins = [join] if join else []
-    elif verdict == Verdict.ALTERNATIVE_HANDOFF:
-        ua, ub = handed_units(fa), handed_units(fb)
-        conflict = fb.slug in fa.conflicts
-        explanation = (
-            f"Alternative hand-offs: {fa.ref.name} and {fb.ref.name} both take part in Advertise and Allocate on "
-            f"{_layer_text(graph, fa)} ({fa.ref.name}: {unit_names(ua)}; {fb.ref.name}: {unit_names(ub)}), and a "
-            f"GPU can be advertised and handed over by only one of them"
-            + (" (catalog conflicts_with)" if conflict else "")
-            + f". Choose per device or per node pool, never both for one GPU. {fa.ref.name}: "
-            f"{fa.doc.placement.costs.compatibility} {fb.ref.name}: {fb.doc.placement.costs.compatibility}"
-        )
-        joins = [ContractJoin(
-            points=[ContractPoint.ADVERTISE, ContractPoint.ALLOCATE], units=_units(ua | ub), kind="alternative",
-            roles=[_role(fa, ContractPoint.ADVERTISE, ua), _role(fb, ContractPoint.ADVERTISE, ub)],
-            summary=f"Same contract points (Advertise, Allocate), one per device: {fa.ref.name} or {fb.ref.name}.",
-        )]
-    elif verdict == Verdict.OVERLAPPING:
-        outer, inner = (fa, fb) if fb.slug in fa.bundles_all else (fb, fa)
-        path = composition_path(graph, outer.slug, inner.slug)
-        explanation = (
-            f"{outer.ref.name} ships {inner.ref.name} (bundles), so they are not alternatives: choosing "
-            f"{outer.ref.name} already includes {inner.ref.name}. Compare what the bundle adds around it "
-            f"(lifecycle, upgrades, other operands) against installing {inner.ref.name} alone."
-        )
-    elif verdict == Verdict.PLATFORM_VS_MECHANISM:
-        platform, other = (fa, fb) if fa.is_platform else (fb, fa)
-        path = composition_path(graph, platform.slug, other.slug)
-        relies = sorted(platform.bundles_all | platform.requires)
-        rivals = [
-            graph.projects[s].ref.name
-            for s in relies
-            if s in graph.projects and graph.projects[s].compare_layer == other.compare_layer
-        ]
-        explanation = (
-            f"{platform.ref.name} is a platform that packages lower layers; {other.ref.name} sits on "
-            f"{_layer_text(graph, other)}. Do not weigh the platform's experience against a mechanism's "
-            f"boundary: decompose {platform.ref.name} into what it depends on"
-            + (f" ({', '.join(relies)})" if relies else "")
-            + (
-                f" and compare {other.ref.name} with the piece on its own layer ({', '.join(rivals)})."
-                if rivals
-                else f" and ask which of those provides what {other.ref.name} does."
-            )
-        )
-    elif verdict == Verdict.CROSS_LAYER and graph.rules.integration(fa.slug, fb.slug):
-        rule = graph.rules.integration(fa.slug, fb.slug)
-        one, other = (graph.project(s) for s in rule.between)
-        joins = [ContractJoin(points=[], units=[], kind=rule.kind, roles=[],
-                              summary=f"{rule.name}: {rule.interface} ({rule.source}).")]
-        explanation = (
-            f"{one.ref.name} and {other.ref.name} complement each other, joined by {rule.name} "
-            f"({rule.kind.replace('_', ' ')}): {rule.interface}. They are not rivals; compare only whether that "
-            f"interface covers what you run ({rule.source})."
-        )
-    elif verdict == Verdict.CROSS_LAYER:
-        up, down = _upstream_first(graph, fa, fb)
-        delivery = (fa, fb) if delivers(graph, fa, fb) else (fb, fa) if delivers(graph, fb, fa) else None
-        if delivery and same_layer(fa, fb):
-            handoff, mechanism = delivery
-            unit = mechanism.primary_unit
-            label = RESOURCE_UNIT_LABELS[unit]
-            roles = [_role(handoff, p, {unit}) for p in (ContractPoint.ADVERTISE, ContractPoint.ALLOCATE)]
-            joins = [ContractJoin(
-                points=[ContractPoint.ADVERTISE, ContractPoint.ALLOCATE], units=[unit], kind="handoff", roles=roles,
-                summary=(f"{mechanism.ref.name} creates {label}; {handoff.ref.name} advertises and allocates it. Compare "
-                         f"only whether {handoff.ref.name} advertises and hands over {label} the way "
-                         f"{mechanism.ref.name} defines it (profiles, health, naming)."),
-            )]
-            path = [
-                GraphStep(source=project_node(mechanism.slug), relation="uses_unit", target=unit_node(unit)),
-                GraphStep(source=unit_node(unit), relation="advertises", target=project_node(handoff.slug), forward=False),
-            ]
-            explanation = (
-                f"Both sit on {_layer_text(graph, fa)}, but {mechanism.ref.name} creates {label} and "
-                f"{handoff.ref.name} delivers it: upstream and downstream, not rivals. Compare only the contract "
-                f"that joins them (Advertise, Allocate). {joins[0].summary}"
-            )
-        else:
-            if depends(fa, fb) and same_layer(fa, fb):
-                user, base = (fa, fb) if fb.slug in fa.requires_all else (fb, fa)
-                relation = (
-                    f"Both sit on {_layer_text(graph, fa)}, but {user.ref.name} is built on {base.ref.name} "
-                    f"(it requires it): they are upstream and downstream, not rivals."
-                )
-                up, down = base, user
-            elif same_layer(fa, fb):
-                relation = (
-                    f"Both sit on {_layer_text(graph, fa)} but do different jobs ({fa.ref.name}: "
-                    f"{_capability_names(graph, fa)}; {fb.ref.name}: {_capability_names(graph, fb)}), with no "
-                    f"capability in common: they complement each other, not rivals."
-                )
-            else:
-                relation = (
-                    f"{up.ref.name} sits on {_layer_text(graph, up)} and {down.ref.name} on {_layer_text(graph, down)}: "
-                    f"they are upstream and downstream, not rivals."
-                )
-            joins = contract_joins(graph, up, down)
-            if joins:
-                path = _join_path(joins[0])
-                named = " ".join(j.summary for j in joins)
-                order = {c.point: c.order for c in graph.rules.contract_points}
-                points = sorted({p for j in joins for p in j.points}, key=lambda p: order.get(p, 0))
-                names = ", ".join(graph.rules.contract_point[p].name for p in points)
-                explanation = f"{relation} Compare only the contract that joins them ({names}). {named}"
-                explanation += binder_note(graph, up, down)
-            elif admission_join(graph, up, down):
-                joins = [admission_join(graph, up, down)]
-                explanation = f"{relation} Compare only the contract that joins them (workload admission). {joins[0].summary}"
-            else:
-                path = composition_path(graph, up.slug, down.slug)
-                via = f" In the catalog graph they meet via: {_path_text(path)}." if path else " They do not meet in the catalog graph."
-                explanation = (
-                    f"{relation} No contract point joins them directly, so there is nothing to compare between "
-                    f"them; compare each with its own rivals.{via}"
-                )
-    elif verdict == Verdict.COMPARABLE and same_role(graph, fa, fb):
-        role = same_role(graph, fa, fb)
-        names = ", ".join(graph.rules.axis[a].name.lower() for a in role.axes)
-        explanation = (
-            f"Both are a {role.name} ({fa.ref.name}: {_layer_text(graph, fa)}; {fb.ref.name}: "
-            f"{_layer_text(graph, fb)}): a like-for-like comparison on what a {role.name} decides. "
-            f"Compare {names}."
-        )
-    elif verdict == Verdict.COMPARABLE:
-        also = _units(shared - {fa.primary_unit})
-        explanation = (
-            f"Both sit on {_layer_text(graph, fa)} and hand out {RESOURCE_UNIT_LABELS[fa.primary_unit]}"
-            + (f" (and also share {_unit_names(also)})" if also else "")
-            + ": a like-for-like comparison. "
-            + ("Compare queues, quota model, fair sharing, preemption, gang, topology and workload integrations."
-               if is_control_plane(fa) and is_control_plane(fb)
-               else "Compare isolation, overhead, observability and reconfiguration cost for that unit.")
-        )
-    else:
-        explanation = (
-            f"Both sit on {_layer_text(graph, fa)}, but {fa.ref.name} hands out "
-            f"{RESOURCE_UNIT_LABELS[fa.primary_unit]} and {fb.ref.name} hands out "
-            f"{RESOURCE_UNIT_LABELS[fb.primary_unit]}"
-            + (f" (both also handle {_unit_names(shared)})" if shared else "")
-            + ". The unit sets the isolation ceiling and granularity, so fix the workload and SLO first, choose "
-            "the unit, and only then the project."
-        )
-
+    explanation, joins, path = _read_verdict(graph, verdict, fa, fb, shared)
     return PairVerdict(
         a=fa.ref,
         b=fb.ref,

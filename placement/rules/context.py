@@ -18,9 +18,7 @@ from placement.rules.graph import CatalogGraph, ProjectFacts
 from placement.rules.models import (
     ComposeRequest,
     Constraints,
-    ContractCheck,
     Pool,
-    ScoreItem,
     Slo,
 )
 from placement.rules.pools import (
@@ -128,8 +126,9 @@ class Context:
 
 @dataclass
 class Candidate:
-    """One combination under evaluation. The search works on plain numbers; `explain` builds the
-    pydantic score items and contract checks only for the stacks that are returned."""
+    """One combination under evaluation. The search works on plain numbers; the score items
+    (explain_score) and contract checks (contract_checks) are built only for the stacks that are
+    returned, and passed to `to_stack` beside the candidate."""
 
     cluster: dict[SlotName, str | None]
     pools: tuple[PoolOption, ...]
@@ -138,8 +137,6 @@ class Candidate:
     covered: dict[str, tuple[SlotName | None, str]] = field(default_factory=dict)  # capability -> first provider
     members: list[str] = field(default_factory=list)
     charged: list[str] = field(default_factory=list)
-    items: list[ScoreItem] = field(default_factory=list)
-    contracts: list[ContractCheck] = field(default_factory=list)
     _assigned: list | None = None
     _title: str | None = None
 

@@ -18,6 +18,7 @@ from placement.rules.context import (
 from placement.rules.data import SlotName
 from placement.rules.feasibility import unit_size
 from placement.rules.models import (
+    ContractCheck,
     PoolPlan,
     ScoreItem,
     SlotAssignment,
@@ -27,8 +28,8 @@ from placement.rules.models import (
 )
 
 
-def explain_score(ctx: Context, cand: Candidate) -> None:
-    """Score items (each with its why) and the contract checks of a stack that will be returned."""
+def explain_score(ctx: Context, cand: Candidate) -> list[ScoreItem]:
+    """The score items (each with its why) of a stack that will be returned: what `evaluate` added up."""
     rules = ctx.graph.rules
     items: list[ScoreItem] = []
     for opt in cand.pools:
@@ -70,7 +71,7 @@ def explain_score(ctx: Context, cand: Candidate) -> None:
         if cand.cluster.get(slot) is None:
             items.append(ScoreItem(factor="empty_slot", points=0, slot=slot, subject=slot.value,
                                    reason=rules.slot[slot].empty_reason))
-    cand.items = items
+    return items
 
 # --- results --------------------------------------------------------------------------------------
 
@@ -140,7 +141,9 @@ def slot_why(ctx: Context, cand: Candidate, slot: SlotName, slug: str, opt: Pool
     return why.rstrip(".") + ".", contributes
 
 
-def to_stack(ctx: Context, cand: Candidate, rank: int, why_rank: str) -> Stack:
+def to_stack(ctx: Context, cand: Candidate, rank: int, why_rank: str, items: list[ScoreItem],
+             contracts: list[ContractCheck]) -> Stack:
+    """The returned stack: `items` from explain_score, `contracts` from contract_checks."""
     graph = ctx.graph
     slots: list[SlotAssignment] = []
     for slot in SLOT_ORDER:
@@ -183,8 +186,8 @@ def to_stack(ctx: Context, cand: Candidate, rank: int, why_rank: str) -> Stack:
         slots=slots,
         supporting=supporting,
         pools=pools,
-        contracts=cand.contracts,
-        score_breakdown=cand.items,
+        contracts=contracts,
+        score_breakdown=items,
         capabilities=sorted(cand.covered),
         components=cand.members,
         why_rank=why_rank,
@@ -195,8 +198,10 @@ def item_key(item: ScoreItem) -> tuple[str, str]:
     return (item.factor, item.subject)
 
 
-def why_rank(ctx: Context, cand: Candidate, rank: int, above: Candidate | None) -> str:
-    top = sorted((i for i in cand.items if i.points), key=lambda i: -abs(i.points))
+def why_rank(ctx: Context, cand: Candidate, items: list[ScoreItem], rank: int, above: Candidate | None,
+             above_items: list[ScoreItem]) -> str:
+    """Why `cand` (score `items`) ranks `rank`: its main points, or what it loses to the stack `above`."""
+    top = sorted((i for i in items if i.points), key=lambda i: -abs(i.points))
     if rank == 1 or above is None:
         plus = [f"{i.subject} {i.points:+g}" for i in top if i.points > 0][:4]
         minus = [f"{i.subject} {i.points:+g}" for i in top if i.points < 0][:3]
@@ -207,10 +212,10 @@ def why_rank(ctx: Context, cand: Candidate, rank: int, above: Candidate | None) 
             text += f"; costs {', '.join(minus)}"
         return text + "."
     mine: dict[tuple[str, str], float] = {}
-    for i in cand.items:
+    for i in items:
         mine[item_key(i)] = mine.get(item_key(i), 0) + i.points
     theirs: dict[tuple[str, str], float] = {}
-    for i in above.items:
+    for i in above_items:
         theirs[item_key(i)] = theirs.get(item_key(i), 0) + i.points
     diffs = []
     for key in set(mine) | set(theirs):

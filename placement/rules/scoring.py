@@ -5,6 +5,8 @@ let large catalogs be searched by set operations before the exact evaluation.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from dataclasses import dataclass
 
 from placement.catalog.schemas import ResourceUnit
@@ -150,7 +152,6 @@ def fill_peripherals(ctx: Context, cand: Candidate, peripheral: dict[SlotName, l
                 break
             trial = cand.with_slot(slot, slug)
             if evaluate(ctx, trial, contracts=False) is None:
-                trial.contracts = cand.contracts
                 cand, placed = trial, True
                 break
         if forced and not placed:
@@ -314,3 +315,65 @@ def combine(ctx: Context, cluster: Part, sched: str, adm: str, pools: tuple[Part
     return round(score, 3), None
 
 
+def ranked_pool_combinations(pool_options, pool_parts, limit: int, positive: dict[str, float], cost: float,
+                       bundled_elsewhere: frozenset[str]) -> tuple[list, int]:
+    """(bound, pools, parts) for the combinations of pool options, best bound first, and how many
+    combinations there are. A combination's bound is its parts' base plus every positive capability
+    they bring, minus the components nothing in the stack could ship (`bundled_elsewhere`: what the
+    cluster parts may bundle). Up to `limit` every combination is scored; above it a beam over the
+    pools (in request order) keeps the best partial combinations by that bound, so the work grows with
+    pools x options x limit instead of options^pools. Sets are bit masks here: the beam unions them
+    tens of thousands of times."""
+    total = 1
+    for options in pool_options:
+        total *= len(options)
+    bit: dict[str, int] = {}
+
+    def mask(names) -> int:
+        m = 0
+        for name in names:
+            m |= 1 << bit.setdefault(name, len(bit))
+        return m
+
+    rows = [[(o, p, p.base, mask(p.caps), mask(p.costed), mask(p.bundled)) for o in options for p in (pool_parts[i][o],)]
+            for i, options in enumerate(pool_options)]
+    elsewhere = mask(bundled_elsewhere)
+    weight = {1 << i: positive.get(name, 0.0) for name, i in bit.items()}
+    cap_sums: dict[int, float] = {}
+
+    def bound(base: float, caps: int, costed: int, bundled: int) -> float:
+        gain = cap_sums.get(caps)
+        if gain is None:
+            gain, rest = 0.0, caps
+            while rest:
+                low = rest & -rest
+                gain += weight[low]
+                rest ^= low
+            cap_sums[caps] = gain
+        return base + gain + cost * (costed & ~(bundled | elsewhere)).bit_count()
+
+    if total <= limit:
+        beam = []
+        for combo in itertools.product(*rows):
+            caps = costed = bundled = 0
+            for row in combo:
+                caps |= row[3]
+                costed |= row[4]
+                bundled |= row[5]
+            beam.append((tuple(r[0] for r in combo), tuple(r[1] for r in combo),
+                         sum(r[2] for r in combo), caps, costed, bundled))
+    else:
+        width = max(1, limit // max(len(row) for row in rows))
+        beam = [((), (), 0.0, 0, 0, 0)]
+        for i, row in enumerate(rows):
+            grown = [
+                (pools + (o,), parts + (p,), base + b, caps | c, costed | k, bundled | u)
+                for pools, parts, base, caps, costed, bundled in beam
+                for o, p, b, c, k, u in row
+            ]
+            keep = limit if i == len(rows) - 1 else width
+            # nlargest keeps the first of equal bounds, as the exhaustive walk would
+            beam = heapq.nlargest(keep, grown, key=lambda g: bound(g[2], g[3], g[4], g[5]))
+    combos = [(bound(base, caps, costed, bundled), pools, parts) for pools, parts, base, caps, costed, bundled in beam]
+    combos.sort(key=lambda item: -item[0])
+    return combos, total
