@@ -135,7 +135,7 @@ def test_rank_by_evidence_from_the_compose_page_shows_progress_then_the_ranking(
     body = done.split("<tbody>", 1)[1]
     assert body.index('<tr class="winner">') < body.index("</tr>"), "the evidence winner is the first row"
     assert 'class="bad"' not in body
-    assert "Evidence winner:" in done and "/decisions/new/?options=" in done and "runs=" in done and "/deploy/" in done
+    assert "Evidence winner:" in done and f'action="{url}decide/"' in done and "Deploy the winner</button>" in done
     assert "<dt>Queue wait P95</dt>" in done
     assert not re.search(r">\d{4,} s</td>", body), "queue waits in hours and minutes, not raw seconds"
 

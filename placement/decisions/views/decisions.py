@@ -60,6 +60,7 @@ def decision_create(request):
         initial = {
             "options": [int(v) for v in request.GET.getlist("options") if v.isdigit()],
             "evidence_runs": [int(v) for v in request.GET.getlist("runs") if v.isdigit()],
+            "evidence_sweeps": [int(v) for v in request.GET.getlist("sweeps") if v.isdigit()],
         }
         form = DecisionForm(initial=initial, superseded_choices=_superseded_choices())
     return render(request, "placement/decision_form.html", {"form": form}, status=400 if form.errors else 200)
