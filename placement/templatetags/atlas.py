@@ -2,6 +2,7 @@ from django import template
 from django.utils.html import format_html
 
 from placement.evidence.selectors.runs import flatten_metrics
+from placement.evidence.selectors.runs import scenario_label as _scenario_label
 from scheduler_core import labels
 
 register = template.Library()
@@ -126,3 +127,9 @@ def teams_summary(workloads):
         return f"Teams {teams(values[0])} submit every class: each gets one namespace and one queue."
     parts = [f"{w.name if hasattr(w, 'name') else w.get('name')}: {teams(v)}" for w, v in zip(workloads, values)]
     return "Teams per class: " + "; ".join(parts) + "."
+
+
+@register.filter
+def scenario_label(name):
+    """`plan-<digest>` (a run of the stack's own plan) in words; other scenario names as they are."""
+    return _scenario_label(str(name or ""))
