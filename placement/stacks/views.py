@@ -17,7 +17,7 @@ from placement.access.services import can
 from placement.catalog.models import Project
 from placement.catalog.selectors.scenarios import builtin_scenarios
 from placement.common.pages import render_page_or_fragment
-from placement.decisions.selectors.board import ranked_stack_evidence, stack_comparison
+from placement.decisions.selectors.board import ranked_stack_evidence, shared_score_reasons, stack_comparison
 from placement.evidence.models import Sweep
 from placement.evidence.selectors.evaluation import EVALUATION_PREFIX, evaluation_summary
 from placement.evidence.selectors.runs import stack_evidence
@@ -73,6 +73,7 @@ def compose(request):
         "result": result,
         "evidence": ranked_stack_evidence(result.stacks) if result else {},
         "comparison": stack_comparison(result.stacks) if result and result.stacks else [],
+        "shared_reasons": shared_score_reasons(result.stacks) if result and result.stacks else [],
         "project_names": dict(Project.objects.filter(accepted=True).values_list("slug", "name")) if result else {},
         "errors": errors,
         "derived": derived,

@@ -28,6 +28,7 @@ DEFINITIONS = {
     "Starved tenants": f"tenants that received less than {STARVED_SHARE:.0%} of their fair GPU-hours",
 }
 EVALUATION_PREFIX = "Evidence ranking"  # the sweep name of an evidence ranking
+OWN_PLANS = "each stack's own plan"  # the scenario name of a ranking that runs each stack's own plan
 
 
 def run_figures(metrics: dict | None) -> dict:
@@ -111,7 +112,11 @@ def evaluation_summary(sweep: Sweep) -> dict:
     # Best first once ranked: the evidence order, then the stacks still running or failed by rules rank.
     rows.sort(key=lambda r: (r.get("evidence_rank") is None, r.get("evidence_rank") or 0, r["rules_rank"] or 0))
     winner = next((r for r in rows if r.get("evidence_rank") == 1), None)
+    # stacks the evidence cannot tell from the winner: the rules rank ordered them
+    tied = [r["rules_rank"] for r in done if r is not winner and winner and deciding_metric(r["figures"], winner["figures"])[0] == 0]
     return {"id": sweep.pk, "name": sweep.name, "title": _title(sweep, request), "scenario": sweep.scenario_name,
+            "own_plans": sweep.scenario_name == OWN_PLANS, "tied_with_winner": sorted(tied),
+            "all_tied": bool(winner) and len(done) > 1 and len(tied) == len(done) - 1,
             "finished": finished, "progress": round(progress, 3), "stacks": rows, "winner": winner,
             # the saved stacks among the candidates (a person saved them), and every candidate's run
             "stack_ids": [r["stack_id"] for r in rows if r["stack_id"]], "run_ids": [r["run_id"] for r in rows if r["run_id"]],

@@ -17,7 +17,7 @@ from django.db import transaction
 
 from placement.access.services import require
 from placement.evidence.models import EvaluationCandidate, SimulationRun, Sweep
-from placement.evidence.selectors.evaluation import EVALUATION_PREFIX
+from placement.evidence.selectors.evaluation import EVALUATION_PREFIX, OWN_PLANS
 from placement.evidence.services import runs as evidence
 from placement.rules.models import ComposeRequest
 from placement.stacks.models import Stack
@@ -41,9 +41,11 @@ def evaluation_start(*, user, request_data, top: int = 5, scenario_name: str | N
         raise ValidationError({"request": ["No plan to simulate: " + "; ".join(unplanned)]})
     author = user if getattr(user, "is_authenticated", False) else None
     with transaction.atomic():
+        # named by what it was for: the request's classes (its profile only when it has none)
+        subject = ", ".join(w.name for w in request.workloads) or result.profile
         sweep = Sweep.objects.create(
-            name=f"{EVALUATION_PREFIX}: {result.profile}, top {min(top, len(result.stacks))}",
-            scenario_name=scenario_name or "each stack's own plan", seeds=1, created_by=author,
+            name=f"{EVALUATION_PREFIX}: {subject}, top {min(top, len(result.stacks))}"[:200],
+            scenario_name=scenario_name or OWN_PLANS, seeds=1, created_by=author,
             request=request.model_dump(mode="json"),
         )
         new_runs = []
