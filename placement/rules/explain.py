@@ -307,10 +307,10 @@ def why_not(ctx: Context, stacks: list[Stack]) -> list[WhyNot]:
                 f"{f.ref.name} ({f.ref.kind.value} on {f.control_layer}) fills no stack slot: no slot takes its layer, "
                 f"kind and contract role; it enters a stack only when a member requires or bundles it.")))
             continue
-        possible = f"Possible as {', '.join(s.value for s in slots)}, but "
+        possible = f"Possible as {', '.join(s.value.replace('_', ' ') for s in slots)}, but "
         out.append(WhyNot(project=slug, slot=slots[0], rule="ranked_lower", reason=(
-            f"{possible}every stack with it scores below the {len(stacks)} returned (ask with "
-            f"constraints.require: [{slug}] to see its best stack)." if stacks else
+            f"{possible}every stack with it scores below the {len(stacks)} returned (require {f.ref.name} "
+            f"to see its best stack)." if stacks else
             f"{possible}no stack holds under this request (see the failures).")))
     return out
 

@@ -111,8 +111,8 @@ def test_every_project_in_no_stack_gets_the_rule_that_kept_it_out(graph):
     ranked = {w.project: w for w in _compose(graph, "batch_inference").why_not}
     assert (ranked["sharer"].slot, ranked["sharer"].rule, ranked["sharer"].reason) == (
         SlotName.DEVICE_HANDOFF, "ranked_lower",
-        "Possible as device_handoff, data_plane_unit, but every stack with it scores below the 3 returned (ask with "
-        "constraints.require: [sharer] to see its best stack).")
+        "Possible as device handoff, data plane unit, but every stack with it scores below the 3 returned (require "
+        "Sharer to see its best stack).")
 
 
 def test_when_no_stack_holds_the_others_are_not_said_to_rank_lower(graph):
