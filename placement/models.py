@@ -6,7 +6,7 @@ Tables keep their names (app label `placement`), so moving a model never needs a
 from placement.access.models import ApiAccess
 from placement.catalog.models import Capability, CatalogVersion, Layer, Map, Project, ProjectFacet, ProjectLayer
 from placement.decisions.models import DecisionEvent, DecisionRecord, ProjectRing, Webhook, WebhookDelivery
-from placement.evidence.models import SimulationRun, StoryBand, Sweep
+from placement.evidence.models import EvaluationCandidate, SimulationRun, StoryBand, Sweep
 from placement.review.models import Revision
 from placement.stacks.models import Stack
 
@@ -16,6 +16,7 @@ __all__ = [
     "CatalogVersion",
     "DecisionEvent",
     "DecisionRecord",
+    "EvaluationCandidate",
     "Layer",
     "Map",
     "Project",

@@ -19,6 +19,7 @@ from placement.stacks.forms import ComposeForm, WorkloadClassForm
 # The compose form's fields and the request paths they fill (ComposeForm.request_data).
 _COMPOSE_PATHS = {
     "profile": "profile",
+    "tenants": "tenants",
     "isolation": "slo.isolation",
     "goal": "slo.goal",
     "multi_tenant": "slo.multi_tenant",
@@ -50,6 +51,10 @@ def compose_field_labels() -> list[dict[str, str]]:
         {"path": f"workloads[].{name}", "label": f"Workload classes: {str(field.label).removesuffix(' *')}", "values": _values(field)}
         for name, field in WorkloadClassForm.base_fields.items()
     ]
+    teams = "a number (4: team-1..4) or a list of names, [\"vision\", \"nlp\"]; the page takes 4 or: vision, nlp"
+    for row in rows:
+        if row["path"] in ("tenants", "workloads[].tenants"):
+            row["values"] = teams
     return rows
 
 _REDOC = engines["django"].from_string(

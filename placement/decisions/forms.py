@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from placement.catalog.models import Project
 from placement.decisions.document import RING_ORDER, DecisionDocument
 from placement.evidence.models import SimulationRun, Sweep
+from placement.evidence.selectors.runs import scenario_label
 from placement.stacks.models import Stack
 
 RING_ROWS = 6
@@ -44,7 +45,7 @@ class DecisionForm(forms.Form):
         stack_ids = [pk for pk, _ in stacks]
         runs = SimulationRun.objects.filter(stack_id__in=stack_ids, status=SimulationRun.SUCCEEDED).order_by("-created_at")
         self.fields["evidence_runs"].choices = [
-            (r.pk, f"run {r.pk}: {r.stack.name if r.stack else 'no stack'} on {r.scenario_name} (seed {r.seed})")
+            (r.pk, f"run {r.pk}: {r.stack.name if r.stack else 'no stack'} on {scenario_label(r.scenario_name)} (seed {r.seed})")
             for r in runs.select_related("stack").only("pk", "scenario_name", "seed", "stack__name")[:100]
         ]
         self.fields["evidence_sweeps"].choices = [(s.pk, f"sweep {s.pk}: {s.name}") for s in Sweep.objects.all()[:50]]

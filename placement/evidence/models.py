@@ -15,6 +15,9 @@ class Sweep(models.Model):
     stacks = models.ManyToManyField(Stack, related_name="sweeps")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+    # An evidence ranking keeps the compose request it answers and its candidates (EvaluationCandidate),
+    # not saved stacks: `stacks` stays empty for it (it held the auto-saved stacks of older rankings).
+    request = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -80,3 +83,24 @@ class StoryBand(models.Model):
     summary = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
     updated_at = models.DateTimeField(auto_now=True)
+
+
+class EvaluationCandidate(models.Model):
+    """One ranked stack an evidence ranking simulated: the composition as the rules returned it (its
+    plan included), the run that measured it, and the stack a person saved from it, if any. It is not
+    a saved stack: the saved-stack list shows only what people saved."""
+
+    sweep = models.ForeignKey(Sweep, on_delete=models.CASCADE, related_name="candidates")
+    rank = models.PositiveIntegerField(help_text="The rules rank of the stack in the composed result")
+    title = models.CharField(max_length=500)
+    profile = models.CharField(max_length=40, help_text="The workload profile the request was composed for")
+    composition = models.JSONField(default=dict)
+    run = models.ForeignKey(SimulationRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="evaluation_candidates")
+    saved_stack = models.ForeignKey(Stack, null=True, blank=True, on_delete=models.SET_NULL, related_name="evaluation_candidates")
+
+    class Meta:
+        ordering = ["sweep", "rank"]
+        constraints = [models.UniqueConstraint(fields=["sweep", "rank"], name="evaluation_candidate_rank_once")]
+
+    def __str__(self) -> str:
+        return f"#{self.rank} {self.title}"

@@ -178,6 +178,8 @@ def sweep_start(request):
 def sweep_detail(request, pk: int):
     evidence_services.simulation_fail_stale()
     sweep = get_object_or_404(Sweep, pk=pk)
+    if sweep.candidates.exists():  # an evidence ranking: its candidates are read on its own page
+        return redirect("evaluation-detail", pk=sweep.pk)
     summary = sweep_summary(sweep)
     return render(request, "placement/sweep_detail.html", {"sweep": sweep, "s": summary})
 

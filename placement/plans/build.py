@@ -193,8 +193,8 @@ def build_plan(stack, workloads, pool, *, pool_given: bool) -> Plan:
         sched_name = SCHEDULER_NAMES[scheduler]
         if mechanism == "hami" and p.data_plane != VOLCANO_VGPU and scheduler == "kube-default":
             sched_name = "hami-scheduler"
-        tenants = [f"{w.name}-team-{t + 1}" for t in range(w.tenants)]
-        per_tenant = dict(zip(tenants, _split(w.replicas, w.tenants)))
+        tenants = w.tenant_names()
+        per_tenant = dict(zip(tenants, _split(w.replicas, len(tenants))))
         plans.append(WorkloadPlan(
             name=w.name, kind=w.kind.value, node_group=p.name, object_kind=kind, api_version=api, controller=owner,
             replicas=w.replicas, pods_per_replica=1, gpus_per_replica=w.gpus_per_replica, gpu_memory_gib=w.gpu_memory_gib,
@@ -212,6 +212,7 @@ def build_plan(stack, workloads, pool, *, pool_given: bool) -> Plan:
             if mechanism == "kai-fraction":
                 quota["nvidia.com/gpu"] = round(min(share * per_tenant[t], group.gpus), 3)
             queues.append(QueuePlan(name=t, tenant=t, workload=w.name, quota=quota))
+    queues = _one_queue_per_team(queues, assumptions)
     for a in stack.slots:
         if a.project is not None:
             components.setdefault(a.project.slug, Component(project=a.project.slug, role=a.slot.value))
@@ -234,6 +235,26 @@ def build_plan(stack, workloads, pool, *, pool_given: bool) -> Plan:
     return Plan(stack=stack.title, gpu_model=pool.gpu_model, admission=admission, scheduler=scheduler,
                 node_groups=node_groups, workloads=plans, queues=queues, components=list(components.values()),
                 assumptions=assumptions, shortfalls=shortfalls)
+
+
+def _one_queue_per_team(queues: list[QueuePlan], assumptions: list[str]) -> list[QueuePlan]:
+    """A team that submits several classes (teams declared once for all classes) has one queue: its
+    quota is the sum of its share of every class (resource names differ per pool where units do)."""
+    merged: dict[str, QueuePlan] = {}
+    for q in queues:
+        if q.name not in merged:
+            merged[q.name] = q
+            continue
+        have = merged[q.name]
+        quota = dict(have.quota)
+        for r, v in q.quota.items():
+            quota[r] = round(quota.get(r, 0.0) + v, 3)
+        merged[q.name] = have.model_copy(update={"workload": f"{have.workload}, {q.workload}", "quota": quota})
+    shared = [q for q in merged.values() if "," in q.workload]
+    if shared:
+        assumptions.append(f"{len(shared)} team(s) submit several classes: one queue per team ({', '.join(q.name for q in shared)}), "
+                           "its quota the sum of its share of each class.")
+    return list(merged.values())
 
 
 def _claim_resource(pod: PodRequest) -> str:

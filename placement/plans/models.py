@@ -90,7 +90,7 @@ class WorkloadPlan(_Model):
 class QueuePlan(_Model):
     name: str
     tenant: str
-    workload: str
+    workload: str = Field(description="The workload class(es) it admits, comma-separated when a team submits several")
     quota: dict[str, float] = Field(description="Resource name -> nominal quota: every resource the tenant's pods request")
 
 

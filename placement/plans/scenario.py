@@ -57,32 +57,42 @@ def scenario_document(plan: Plan, *, name: str | None = None) -> dict:
         if g.data_plane.mig is not None:
             entry["mig"] = [{"devices": "all", "layout": g.data_plane.mig.config}]
         node_groups.append(entry)
-    tenants, workloads = [], []
+    tenants: dict[str, dict] = {}
+    workloads = []
+    classes_of: dict[str, int] = {}
+    for w in plan.workloads:
+        for tenant in w.replicas_per_tenant:
+            classes_of[tenant] = classes_of.get(tenant, 0) + 1
     for w in plan.workloads:
         group = groups[w.node_group]
         share = min(1.0, w.gpus_per_replica)
         whole = max(1, int(-(-w.gpus_per_replica // 1)))
         for i, (tenant, n) in enumerate(w.replicas_per_tenant.items()):
-            tenants.append({"name": tenant, "queue": w.queues[tenant], "weight": max(1, n)})
+            if tenant in tenants:  # a team submitting several classes: one tenant, its weight their sum
+                tenants[tenant]["weight"] += max(1, n)
+            else:
+                tenants[tenant] = {"name": tenant, "queue": w.queues[tenant], "weight": max(1, n)}
             if not n:
                 continue
+            # a team's workload of one class is named after the team; of several, after team and class
+            label = tenant if classes_of[tenant] == 1 else f"{tenant}-{w.name}"
             common = {"tenant": tenant, "node_group": w.node_group, "unit": _unit(w, group), "compute_fraction": share,
                       "memory_request_gib": w.gpu_memory_gib, "cpu": w.pod.resources.get("cpu", 0.0),
                       "host_memory_gib": w.pod.resources.get("memory", 0.0)}
             if w.kind == "training":
-                workloads.append({**common, "kind": "training", "name": f"{tenant}", "count": 4,
+                workloads.append({**common, "kind": "training", "name": label, "count": 4,
                                   "arrival": {"at": f"{i * 7}m", "every": TRAINING_EVERY}, "workers": n,
                                   "gpus_per_worker": whole, "duration": f"{round(TRAINING_HOURS * 3600 * share)}s",
                                   "memory_gib": round(0.9 * w.gpu_memory_gib, 3), "min_available": n if w.gang else 0})
             elif w.kind == "online_inference":
-                workloads.append({**common, "kind": "inference", "name": tenant, "replicas": n, "gpus_per_replica": whole,
+                workloads.append({**common, "kind": "inference", "name": label, "replicas": n, "gpus_per_replica": whole,
                                   "model_memory_gib": round(0.7 * w.gpu_memory_gib, 3),
                                   "kv_cache": {"initial_gib": round(0.1 * w.gpu_memory_gib, 3), "growth_gib_per_hour": 0.0,
                                                "max_gib": round(0.3 * w.gpu_memory_gib, 3)},
                                   "arrival_rate": round(RPS_PER_REPLICA * n * share, 2),
                                   "service_time": {"mean": "20ms", "cv": 0.5}, "slo": {"p99": "200ms"}})
             else:  # batch inference and interactive sessions: n at a time, coming and going
-                workloads.append({**common, "kind": "batch", "name": tenant, "count": n * 3, "gpus_per_worker": whole,
+                workloads.append({**common, "kind": "batch", "name": label, "count": n * 3, "gpus_per_worker": whole,
                                   "arrival": {"at": f"{i * 5}m", "every": BATCH_EVERY},
                                   "duration": f"{round(BATCH_HOURS * 3600 * share)}s",
                                   "memory_gib": round(0.9 * w.gpu_memory_gib, 3)})
@@ -109,13 +119,18 @@ def scenario_document(plan: Plan, *, name: str | None = None) -> dict:
         "pool": {"node_groups": node_groups},
         "stack": {"name": plan.stack[:200], "data_plane": next(iter(per_group.values()), {"mechanism": "whole"}),
                   "node_group_data_plane": per_group, "control_plane": control},
-        "tenants": tenants,
+        "tenants": list(tenants.values()),
         "workloads": workloads,
     }
 
 
 def _gpus(queue, plan: Plan) -> float:
-    """GPUs a queue's quota stands for (KAI queues count GPUs, fractions included)."""
-    w = next(w for w in plan.workloads if w.name == queue.workload)
-    return max(0.01, min(1.0, w.gpus_per_replica) * w.replicas_per_tenant[queue.tenant]) if w.gpus_per_replica < 1 \
-        else w.gpus_per_replica * w.replicas_per_tenant[queue.tenant]
+    """GPUs a queue's quota stands for (KAI queues count GPUs, fractions included), summed over the
+    classes the queue admits."""
+    total = 0.0
+    for w in plan.workloads:
+        if w.queues.get(queue.tenant) != queue.name:
+            continue
+        n = w.replicas_per_tenant[queue.tenant]
+        total += max(0.01, min(1.0, w.gpus_per_replica) * n) if w.gpus_per_replica < 1 else w.gpus_per_replica * n
+    return total

@@ -28,7 +28,7 @@ from placement.rules.pools import (
     profile_for,
     template_pools,
 )
-from placement.rules.workloads import WorkloadClass
+from placement.rules.workloads import WorkloadClass, several_teams
 
 SLOT_ORDER = list(SlotName)
 POOL_SLOTS = (SlotName.DEVICE_HANDOFF, SlotName.DATA_PLANE_UNIT)
@@ -192,7 +192,9 @@ def resolve(graph: CatalogGraph, request: ComposeRequest) -> Context:
     if slo is None and profile is not None:
         slo = Slo(**profile.default_slo.model_dump())
         if request.workloads:
-            slo = slo.model_copy(update={"multi_tenant": any(w.tenants > 1 for w in request.workloads)})
+            slo = slo.model_copy(update={"multi_tenant": several_teams(request.workloads)})
+        elif request.tenants is not None:
+            slo = slo.model_copy(update={"multi_tenant": len(request.shared_tenants() or []) > 1})
     if slo is not None and slo.goal not in rules.goal:
         errors["slo.goal"] = [f"Unknown SLO goal {slo.goal!r}; known: {', '.join(rules.goal)}."]
     errors.update(check_workloads(rules, request.workloads, request.pool))
@@ -222,7 +224,7 @@ def resolve(graph: CatalogGraph, request: ComposeRequest) -> Context:
     if request.workloads:
         pools, pool = class_pools(request, pool, slo, rules, notes)
     else:
-        pools = template_pools(profile, slo, pool, rules, notes)
+        pools = template_pools(profile, slo, pool, rules, notes, request.shared_tenants())
     if len(pools) > 1:
         notes.append(
             "Pools: "

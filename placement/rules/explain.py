@@ -4,6 +4,7 @@ stack ranks where it does, built only for the stacks that are returned.
 
 from __future__ import annotations
 
+from placement.catalog.schemas import ResourceUnit
 from placement.rules.context import (
     PERIPHERAL,
     POOL_SLOTS,
@@ -28,6 +29,27 @@ from placement.rules.models import (
 )
 
 
+def _name(ctx: Context, slug: str | None) -> str:
+    """A catalog project as pages name it: its name, not its slug."""
+    return ctx.facts(slug).ref.name if slug in ctx.graph.projects else str(slug)
+
+
+def item_label(ctx: Context, item: ScoreItem) -> str:
+    """What a score item is about, in words: a unit's, a capability's or a project's name."""
+    if item.factor == "unit_fit":
+        try:
+            return unit_label(ResourceUnit(item.subject))
+        except ValueError:
+            return item.subject
+    if item.factor in ("capability", "missing_capability"):
+        return ctx.graph.capability_name(item.subject)
+    if item.factor == "empty_slot":
+        return f"empty {item.subject.replace('_', ' ')}"
+    if item.factor == "default_scheduler":
+        return "keeping the default scheduler"
+    return _name(ctx, item.subject)
+
+
 def explain_score(ctx: Context, cand: Candidate) -> list[ScoreItem]:
     """The score items (each with its why) of a stack that will be returned: what `evaluate` added up."""
     rules = ctx.graph.rules
@@ -40,18 +62,18 @@ def explain_score(ctx: Context, cand: Candidate) -> list[ScoreItem]:
         if ctx.facts(opt.handoff).primary_unit == opt.unit and rules.native_handoff.points:
             items.append(ScoreItem(factor="native_handoff", points=rules.native_handoff.points, slot=SlotName.DEVICE_HANDOFF,
                                    project=opt.handoff, subject=opt.handoff,
-                                   reason=f"{opt.handoff} for {unit_label(opt.unit)}: {rules.native_handoff.why}"))
+                                   reason=f"{_name(ctx, opt.handoff)} for {unit_label(opt.unit)}: {rules.native_handoff.why}"))
     sched = cand.cluster.get(SlotName.SCHEDULING_POLICY)
     dsp = ctx.profile.default_scheduler_points
     if dsp.points and keeps_default_scheduler(ctx, sched):
         items.append(ScoreItem(factor="default_scheduler", points=dsp.points, slot=SlotName.SCHEDULING_POLICY, project=sched,
-                               subject=rules.default_scheduler, reason=f"{sched} keeps the default scheduler: {dsp.why}"))
+                               subject=rules.default_scheduler, reason=f"{_name(ctx, sched)} keeps the default scheduler: {dsp.why}"))
     for cap, entries in ctx.cap_points.items():
         if cap in cand.covered:
             slot, slug = cand.covered[cap]
             for points, why in entries:
                 items.append(ScoreItem(factor="capability", points=points, slot=slot, project=slug, subject=cap,
-                                       reason=f"{ctx.graph.capability_name(cap)} from {slug}: {why}"))
+                                       reason=f"{ctx.graph.capability_name(cap)} from {_name(ctx, slug)}: {why}"))
         elif ctx.cap_weight[cap] > 0:
             items.append(ScoreItem(factor="missing_capability", points=0, subject=cap,
                                    reason=f"No project in the stack provides {ctx.graph.capability_name(cap).lower()} "
@@ -62,11 +84,11 @@ def explain_score(ctx: Context, cand: Candidate) -> list[ScoreItem]:
         if slug not in cand.charged:
             shipper = next(m for m in cand.members if slug in ctx.facts(m).bundles_all)
             items.append(ScoreItem(factor="component_cost", points=0, project=slug, subject=slug,
-                                   reason=f"{slug} ships with {shipper}; no extra component."))
+                                   reason=f"{_name(ctx, slug)} ships with {_name(ctx, shipper)}; no extra component."))
             continue
-        extra = f" (required by {cand.supporting[slug]})" if slug in cand.supporting else ""
+        extra = f" (required by {_name(ctx, cand.supporting[slug])})" if slug in cand.supporting else ""
         items.append(ScoreItem(factor="component_cost", points=rules.component_cost.points, project=slug, subject=slug,
-                               reason=f"{slug}{extra}: {rules.component_cost.why}"))
+                               reason=f"{_name(ctx, slug)}{extra}: {rules.component_cost.why}"))
     for slot in PERIPHERAL:
         if cand.cluster.get(slot) is None:
             items.append(ScoreItem(factor="empty_slot", points=0, slot=slot, subject=slot.value,
@@ -194,6 +216,16 @@ def to_stack(ctx: Context, cand: Candidate, rank: int, why_rank: str, items: lis
     )
 
 
+def _summed(items: list[ScoreItem], ctx: Context) -> list[str]:
+    """Items about the same thing said once, with their total (two pools on one unit: `Whole GPU +6`)."""
+    totals: dict[str, float] = {}
+    for i in items:
+        label = item_label(ctx, i)
+        totals[label] = totals.get(label, 0) + i.points
+    # heaviest first; equal weights keep the order the items were scored in
+    return [f"{label} {points:+g}" for label, points in sorted(totals.items(), key=lambda kv: -abs(kv[1]))]
+
+
 def item_key(item: ScoreItem) -> tuple[str, str]:
     return (item.factor, item.subject)
 
@@ -203,8 +235,8 @@ def why_rank(ctx: Context, cand: Candidate, items: list[ScoreItem], rank: int, a
     """Why `cand` (score `items`) ranks `rank`: its main points, or what it loses to the stack `above`."""
     top = sorted((i for i in items if i.points), key=lambda i: -abs(i.points))
     if rank == 1 or above is None:
-        plus = [f"{i.subject} {i.points:+g}" for i in top if i.points > 0][:4]
-        minus = [f"{i.subject} {i.points:+g}" for i in top if i.points < 0][:3]
+        plus = _summed([i for i in top if i.points > 0], ctx)[:4]
+        minus = _summed([i for i in top if i.points < 0], ctx)[:3]
         text = f"Ranks first with {cand.score:g} point{'s' if cand.score != 1 else ''}"
         if plus:
             text += f"; most from {', '.join(plus)}"
@@ -212,11 +244,14 @@ def why_rank(ctx: Context, cand: Candidate, items: list[ScoreItem], rank: int, a
             text += f"; costs {', '.join(minus)}"
         return text + "."
     mine: dict[tuple[str, str], float] = {}
+    labels: dict[tuple[str, str], str] = {}
     for i in items:
         mine[item_key(i)] = mine.get(item_key(i), 0) + i.points
+        labels[item_key(i)] = item_label(ctx, i)
     theirs: dict[tuple[str, str], float] = {}
     for i in above_items:
         theirs[item_key(i)] = theirs.get(item_key(i), 0) + i.points
+        labels.setdefault(item_key(i), item_label(ctx, i))
     diffs = []
     for key in set(mine) | set(theirs):
         delta = mine.get(key, 0) - theirs.get(key, 0)
@@ -224,9 +259,10 @@ def why_rank(ctx: Context, cand: Candidate, items: list[ScoreItem], rank: int, a
             diffs.append((delta, key))
     diffs.sort(key=lambda d: (d[0], d[1]))
     parts = []
-    for delta, (factor, subject) in diffs[:4]:
-        what = {"unit_fit": "unit", "capability": "capability", "component_cost": "component"}.get(factor, factor)
-        parts.append(f"{what} {subject} {delta:+g}")
+    for delta, key in diffs[:4]:
+        what = {"unit_fit": "unit ", "capability": "capability ", "component_cost": "component ",
+                "native_handoff": "native handoff by "}.get(key[0], "")
+        parts.append(f"{what}{labels[key]} {delta:+g}")
     gap = round(above.score - cand.score, 3)
     text = f"{gap:g} point{'s' if gap != 1 else ''} below #{rank - 1} ({cand.score:g} vs {above.score:g})"
     if parts:
@@ -239,7 +275,7 @@ def why_rank(ctx: Context, cand: Candidate, items: list[ScoreItem], rank: int, a
         elif len(cand.members) != len(above.members):
             extra = sorted(set(cand.members) - set(above.members))
             text += (f"; a tie, and ties go to fewer projects: this one adds "
-                     f"{', '.join(extra) or len(cand.members) - len(above.members)}")
+                     f"{', '.join(_name(ctx, e) for e in extra) or len(cand.members) - len(above.members)}")
         else:
             text += "; same score and size, ordered by name"
     return text + "."
@@ -271,10 +307,10 @@ def why_not(ctx: Context, stacks: list[Stack]) -> list[WhyNot]:
                 f"{f.ref.name} ({f.ref.kind.value} on {f.control_layer}) fills no stack slot: no slot takes its layer, "
                 f"kind and contract role; it enters a stack only when a member requires or bundles it.")))
             continue
-        possible = f"Possible as {', '.join(s.value for s in slots)}, but "
+        possible = f"Possible as {', '.join(s.value.replace('_', ' ') for s in slots)}, but "
         out.append(WhyNot(project=slug, slot=slots[0], rule="ranked_lower", reason=(
-            f"{possible}every stack with it scores below the {len(stacks)} returned (ask with "
-            f"constraints.require: [{slug}] to see its best stack)." if stacks else
+            f"{possible}every stack with it scores below the {len(stacks)} returned (require {f.ref.name} "
+            f"to see its best stack)." if stacks else
             f"{possible}no stack holds under this request (see the failures).")))
     return out
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from placement.catalog.schemas import ContractPoint, Kind, ResourceUnit
 from placement.plans.models import Plan
 from placement.rules.data import Isolation, SlotName, Verdict
-from placement.rules.workloads import WorkloadClass
+from placement.rules.workloads import MAX_NAMED_TEAMS, MAX_TEAMS, TEAM_NAME, Teams, WorkloadClass, check_teams, team_names
 
 Slug = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)]
 
@@ -194,10 +194,40 @@ class ComposeRequest(_Model):
     workloads: list[WorkloadClass] = Field(
         default_factory=list, max_length=8, description="Workload classes; one pool is derived per class."
     )
+    tenants: Teams | None = Field(
+        None,
+        description=(
+            "Teams that share every workload class, declared once: how many (named team-1, team-2, ...) or their "
+            "names, e.g. [\"vision\", \"nlp\", \"speech\", \"platform\"]. A class with its own `tenants` keeps them. "
+            "Each team gets one namespace and one queue holding its share of every class."
+        ),
+        json_schema_extra={"anyOf": [{"type": "integer", "minimum": 1, "maximum": MAX_TEAMS},
+                                     {"type": "array", "items": {"type": "string", "pattern": TEAM_NAME},
+                                      "minItems": 1, "maxItems": MAX_NAMED_TEAMS},
+                                     {"type": "null"}]},
+    )
     slo: Slo | None = Field(None, description="Unset: the profile's default SLO.")
     pool: Pool = Field(default_factory=Pool)
     constraints: Constraints = Field(default_factory=Constraints)
     limit: int = Field(5, ge=1, le=50, description="How many ranked stacks to return.")
+
+    @field_validator("tenants", mode="before")
+    @classmethod
+    def _teams(cls, value):
+        return None if value is None else check_teams(value)
+
+    @model_validator(mode="after")
+    def _share_teams(self) -> ComposeRequest:
+        """Every class that names no teams of its own gets the request's."""
+        shared = self.shared_tenants()
+        if shared is not None and any("tenants" not in w.model_fields_set for w in self.workloads):
+            self.workloads = [w if "tenants" in w.model_fields_set else w.model_copy(update={"tenants": tuple(shared)})
+                              for w in self.workloads]
+        return self
+
+    def shared_tenants(self) -> list[str] | None:
+        """The teams shared by every class, by name (a number n names them team-1..n); None: not given."""
+        return None if self.tenants is None else team_names(self.tenants, "")
 
 
 class SlotAssignment(_Model):

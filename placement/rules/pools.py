@@ -100,8 +100,10 @@ def class_pools(request: ComposeRequest, pool: Pool, slo: Slo, rules: RulesData,
     return [PoolSpec(w.name, accepts, n, _serves(w), w) for w, n in zip(request.workloads, counts)], pool
 
 
-def template_pools(profile: ProfileRule, slo: Slo, pool: Pool, rules: RulesData, notes: list[str]) -> list[PoolSpec]:
-    """The profile's pool templates narrowed by the SLO's isolation, each with its preset class."""
+def template_pools(profile: ProfileRule, slo: Slo, pool: Pool, rules: RulesData, notes: list[str],
+                   teams: list[str] | None = None) -> list[PoolSpec]:
+    """The profile's pool templates narrowed by the SLO's isolation, each with its preset class
+    (submitted by `teams` when the request declares teams shared by every class)."""
     slo_accepts = rules.isolation_accepts[slo.isolation]
     templates, dropped = [], []
     for t in profile.pools:
@@ -130,5 +132,6 @@ def template_pools(profile: ProfileRule, slo: Slo, pool: Pool, rules: RulesData,
     total_share = sum(t.share for t, _ in templates)
     counts = [max(1, int(pool.gpu_count * t.share / total_share)) for t, _ in templates]
     counts[0] += pool.gpu_count - sum(counts)
-    preset = {w.pool: WorkloadClass(**w.model_dump(exclude={"pool"})) for w in profile.workloads}
+    shared = {"tenants": tuple(teams)} if teams is not None else {}
+    preset = {w.pool: WorkloadClass(**{**w.model_dump(exclude={"pool"}), **shared}) for w in profile.workloads}
     return [PoolSpec(t.name, accepts, n, t.serves, preset.get(t.name)) for (t, accepts), n in zip(templates, counts)]

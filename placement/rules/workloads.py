@@ -8,12 +8,58 @@ Feasibility rules (fixtures/rules/feasibility.yaml) decide from this shape which
 from __future__ import annotations
 
 import math
+import re
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-__all__ = ["WorkloadClass", "WorkloadKind"]
+__all__ = ["TEAM_NAME", "Teams", "WorkloadClass", "WorkloadKind", "check_teams", "several_teams", "team_names"]
+
+# A team becomes a namespace, a LocalQueue and a queue in the bundle: a DNS label, kept short.
+TEAM_NAME = r"^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$"
+MAX_TEAMS = 1000
+MAX_NAMED_TEAMS = 100
+Teams = int | tuple[str, ...]  # a tuple: a class is frozen and hashed
+_TEAM = re.compile(TEAM_NAME)
+
+
+def check_teams(value: Any) -> Any:
+    """How many teams (a whole number) or their names (a list): one clear error for anything else."""
+    if isinstance(value, bool):
+        raise ValueError("give how many teams (a whole number) or their names (a list)")
+    if isinstance(value, str) and value.strip().isdigit():  # as pydantic reads a number in a string
+        value = int(value.strip())
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int):
+        if not 1 <= value <= MAX_TEAMS:
+            raise ValueError(f"between 1 and {MAX_TEAMS} teams")
+        return value
+    if isinstance(value, (list, tuple)):
+        names = [n.strip() if isinstance(n, str) else n for n in value]
+        bad = [repr(n) for n in names if not isinstance(n, str) or not _TEAM.match(n)]
+        if bad:
+            raise ValueError(f"a team name is 1 to 40 lowercase letters, digits and dashes, starting and ending with "
+                             f"a letter or digit (it becomes a namespace): {', '.join(bad[:5])}")
+        if not 1 <= len(names) <= MAX_NAMED_TEAMS:
+            raise ValueError(f"name between 1 and {MAX_NAMED_TEAMS} teams")
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"team names repeat: {', '.join(repeated)}")
+        return tuple(names)
+    raise ValueError("give how many teams (a whole number) or their names (a list)")
+
+
+def team_names(teams: Teams, prefix: str) -> list[str]:
+    """The teams' names: as given, or `<prefix>team-1..n` for a number."""
+    return list(teams) if isinstance(teams, tuple) else [f"{prefix}team-{t + 1}" for t in range(teams)]
+
+
+def several_teams(classes) -> bool:
+    """Several teams share the pool: a class has more than one, or the classes name different teams."""
+    named = {n for w in classes if isinstance(w.tenants, tuple) for n in w.tenants}
+    return any(w.tenant_count > 1 for w in classes) or len(named) > 1
 
 
 class WorkloadKind(StrEnum):
@@ -45,7 +91,19 @@ class WorkloadClass(BaseModel):
     gang: bool = Field(False, description="All replicas start together or none does (all-or-nothing).")
     peer_to_peer: bool = Field(False, description="The replica's GPUs talk peer-to-peer (NVLink/P2P all-reduce).")
     p99_ms: float | None = Field(None, gt=0, le=600000, description="Inference latency target at P99, in ms (optional).")
-    tenants: int = Field(1, ge=1, le=1000, description="Teams that submit this class of work.")
+    tenants: Teams = Field(
+        1, description=(
+            "Teams that submit this class of work: how many (named <class>-team-1, -2, ...) or their names, "
+            "e.g. [\"vision\", \"nlp\"]; each team gets a namespace and a queue. Unset: the request's `tenants`, else 1."),
+        json_schema_extra={"anyOf": [{"type": "integer", "minimum": 1, "maximum": MAX_TEAMS},
+                                     {"type": "array", "items": {"type": "string", "pattern": TEAM_NAME},
+                                      "minItems": 1, "maxItems": MAX_NAMED_TEAMS}]},
+    )
+
+    @field_validator("tenants", mode="before")
+    @classmethod
+    def _teams(cls, value: Any) -> Any:
+        return check_teams(value)
 
     @field_validator("gpus_per_replica")
     @classmethod
@@ -57,6 +115,14 @@ class WorkloadClass(BaseModel):
     @property
     def shares_a_gpu(self) -> bool:
         return self.gpus_per_replica < 1
+
+    @property
+    def tenant_count(self) -> int:
+        return len(self.tenants) if isinstance(self.tenants, tuple) else self.tenants
+
+    def tenant_names(self) -> list[str]:
+        """Each team's name: as given, or `<class>-team-1..n` for a number of teams."""
+        return team_names(self.tenants, f"{self.name}-")
 
     @property
     def whole_gpus(self) -> int:

@@ -13,7 +13,19 @@ WORKLOAD_ROWS = 3
 _CLASS_ERROR = re.compile(r"^workloads\[(\d+)\]\.(\w+)$")
 _REQUEST_FIELDS = {"pool.gpu_model": "gpu_model", "pool.gpu_count": "gpu_count", "pool.mig_capable": "mig_capable",
                    "profile": "profile", "slo.isolation": "isolation", "slo.goal": "goal",
-                   "constraints.require": "require", "constraints.exclude": "exclude"}
+                   "constraints.require": "require", "constraints.exclude": "exclude", "tenants": "tenants"}
+TEAMS_HELP = "How many (4) or their names, separated by commas (vision, nlp, speech, platform)."
+
+
+def parse_teams(text: str | None) -> int | list[str] | None:
+    """A teams field as typed: blank -> None, `4` -> 4, `Vision, nlp` -> ["vision", "nlp"] (a name
+    becomes a namespace, so it is lower-cased; the rules engine checks the rest)."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    if text.isdigit():
+        return int(text)
+    return [name.lower() for name in re.split(r"[,;\s]+", text) if name]
 
 
 def _plain(message: str, plain: dict[str, str]) -> str:
@@ -49,7 +61,8 @@ class WorkloadClassForm(forms.Form):
     gang = forms.BooleanField(label="Gang", required=False)
     peer_to_peer = forms.BooleanField(label="Peer-to-peer (NVLink)", required=False)
     p99_ms = forms.FloatField(label="P99 target (ms)", required=False)
-    tenants = forms.IntegerField(label="Tenants", required=False)
+    tenants = forms.CharField(label="Own teams (if they differ)", required=False, max_length=2000,
+                              help_text=TEAMS_HELP)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -80,9 +93,11 @@ class WorkloadClassForm(forms.Form):
         if not data.get("name"):
             return None
         row = {k: data[k] for k in ("name", "kind", "replicas", "gpus_per_replica", "gpu_memory_gib", "gang", "peer_to_peer")}
-        for optional in ("p99_ms", "tenants"):
-            if data.get(optional) is not None:
-                row[optional] = data[optional]
+        if data.get("p99_ms") is not None:
+            row["p99_ms"] = data["p99_ms"]
+        teams = parse_teams(data.get("tenants"))
+        if teams is not None:
+            row["tenants"] = teams
         return row
 
 
@@ -102,6 +117,10 @@ class ComposeForm(forms.Form):
     )
     multi_tenant = forms.ChoiceField(
         label="Tenancy", required=False, choices=[("", "profile default"), ("yes", "several teams"), ("no", "one team")]
+    )
+    tenants = forms.CharField(
+        label="Teams sharing every class", required=False, max_length=2000,
+        help_text=TEAMS_HELP + " Each team gets one namespace and one queue; a class with teams of its own keeps them.",
     )
     gpu_model = forms.CharField(label="GPU model", initial="A100-80GB", max_length=40)
     gpu_count = forms.IntegerField(label="GPU count", initial=32, min_value=1, max_value=100000)
@@ -144,6 +163,9 @@ class ComposeForm(forms.Form):
                 "keep_default_scheduler": data["keep_default_scheduler"],
             },
         }
+        teams = parse_teams(data.get("tenants"))
+        if teams is not None:
+            request["tenants"] = teams
         if data["isolation"] or data["goal"] or data["multi_tenant"]:
             from placement.rules.pools import KIND_PROFILE, MIXED_PROFILE
 

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 from pydantic import ValidationError as PydanticValidationError
 
@@ -16,7 +17,7 @@ from placement.access.services import can
 from placement.catalog.models import Project
 from placement.catalog.selectors.scenarios import builtin_scenarios
 from placement.common.pages import render_page_or_fragment
-from placement.decisions.selectors.board import ranked_stack_evidence, stack_comparison
+from placement.decisions.selectors.board import ranked_stack_evidence, shared_score_reasons, stack_comparison
 from placement.evidence.models import Sweep
 from placement.evidence.selectors.evaluation import EVALUATION_PREFIX, evaluation_summary
 from placement.evidence.selectors.runs import stack_evidence
@@ -72,6 +73,7 @@ def compose(request):
         "result": result,
         "evidence": ranked_stack_evidence(result.stacks) if result else {},
         "comparison": stack_comparison(result.stacks) if result and result.stacks else [],
+        "shared_reasons": shared_score_reasons(result.stacks) if result and result.stacks else [],
         "project_names": dict(Project.objects.filter(accepted=True).values_list("slug", "name")) if result else {},
         "errors": errors,
         "derived": derived,
@@ -124,7 +126,39 @@ def evaluation_start(request):
 def evaluation_detail(request, pk: int):
     evidence_services.simulation_fail_stale()
     sweep = get_object_or_404(Sweep, pk=pk, name__startswith=EVALUATION_PREFIX)
-    return render(request, "placement/evaluation_detail.html", {"e": evaluation_summary(sweep)})
+    return render(request, "placement/evaluation_detail.html",
+                  {"e": evaluation_summary(sweep), "can_save": can(request.user, "save_stack")})
+
+
+@require_POST
+@action_required("save_stack")
+def evaluation_candidate_save(request, pk: int):
+    """Save one candidate of an evidence ranking as a stack; `then=deploy` goes on to its bundle."""
+    sweep = get_object_or_404(Sweep, pk=pk, name__startswith=EVALUATION_PREFIX)
+    try:
+        stack = evaluation_services.candidate_save(user=request.user, sweep=sweep, rank=int(request.POST.get("rank", "0")),
+                                                   name=request.POST.get("name", ""))
+    except (ValueError, ValidationError) as exc:
+        messages.error(request, "Not saved: " + " ".join(getattr(exc, "messages", [str(exc)])))
+        return redirect("evaluation-detail", pk=pk)
+    messages.success(request, f"Saved stack {stack.name}, with its run from this evidence ranking.")
+    return redirect("stack-deploy" if request.POST.get("then") == "deploy" else "stack-detail", pk=stack.pk)
+
+
+@require_POST
+@action_required("save_stack")
+def evaluation_decide(request, pk: int):
+    """Record a decision from an evidence ranking: its finished candidates are saved as the options."""
+    sweep = get_object_or_404(Sweep, pk=pk, name__startswith=EVALUATION_PREFIX)
+    try:
+        stacks = evaluation_services.candidates_save(user=request.user, sweep=sweep)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect("evaluation-detail", pk=pk)
+    runs = evaluation_summary(sweep)["run_ids"]
+    query = "&".join([*(f"options={s.pk}" for s in stacks), *(f"runs={r}" for r in runs), f"sweeps={sweep.pk}"])
+    messages.success(request, f"Saved the {len(stacks)} ranked stack{'s' if len(stacks) != 1 else ''} as the decision's options.")
+    return redirect(f"{reverse('decision-create')}?{query}")
 
 
 @read_required

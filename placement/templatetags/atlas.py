@@ -2,6 +2,7 @@ from django import template
 from django.utils.html import format_html
 
 from placement.evidence.selectors.runs import flatten_metrics
+from placement.evidence.selectors.runs import scenario_label as _scenario_label
 from scheduler_core import labels
 
 register = template.Library()
@@ -99,3 +100,36 @@ def catalog_version_text(version):
 def spaced(value):
     """An API value as words: 'online_inference' -> 'online inference'."""
     return str(value or "").replace("_", " ")
+
+
+@register.filter
+def teams(value):
+    """A class's teams as a person reads them: `vision, nlp` for names, `3 teams` for a number."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value} team{'s' if value != 1 else ''}"
+    return value if value not in (None, "") else "—"
+
+
+@register.filter
+def teams_summary(workloads):
+    """Who submits the composed classes, in one line: the shared teams once, else per class."""
+    def of(w):
+        return w.tenants if hasattr(w, "tenants") else (w or {}).get("tenants", 1)
+
+    workloads = list(workloads or [])
+    if not workloads:
+        return ""
+    values = [of(w) for w in workloads]
+    names = [tuple(v) if isinstance(v, (list, tuple)) else None for v in values]
+    if names[0] is not None and all(n == names[0] for n in names):
+        return f"Teams {teams(values[0])} submit every class: each gets one namespace and one queue."
+    parts = [f"{w.name if hasattr(w, 'name') else w.get('name')}: {teams(v)}" for w, v in zip(workloads, values)]
+    return "Teams per class: " + "; ".join(parts) + "."
+
+
+@register.filter
+def scenario_label(name):
+    """`plan-<digest>` (a run of the stack's own plan) in words; other scenario names as they are."""
+    return _scenario_label(str(name or ""))

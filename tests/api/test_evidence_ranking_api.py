@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from placement.evidence.models import SimulationRun, Sweep
+from placement.evidence.models import EvaluationCandidate, SimulationRun, Sweep
 from placement.evidence.selectors.evaluation import deciding_metric
 from placement.evidence.services.runs import simulation_execute
-from placement.stacks.services.scenario import stack_plan
+from placement.plans.models import Plan
 from tests.api.conftest import assert_error_body, session_client
 
 pytestmark = pytest.mark.django_db
@@ -33,8 +33,10 @@ def test_evaluate_is_202_one_group_then_a_ranking_with_figures_and_disagreements
     body = response.json()
     assert len(queued) == 1  # one Celery group for every stack, not one message per stack
     runs = list(SimulationRun.objects.filter(sweep_id=body["id"]).order_by("pk"))
-    # each stack runs its own plan: the run is named after the plan's digest
-    assert len(runs) == 3 and all(r.scenario_name == f"plan-{stack_plan(r.stack).digest}" for r in runs)
+    # each candidate runs its own plan: the run is named after the plan's digest
+    candidates = list(EvaluationCandidate.objects.filter(sweep_id=body["id"]))
+    assert [c.run_id for c in candidates] == [r.pk for r in runs] and len(runs) == 3
+    assert all(r.scenario_name == f"plan-{Plan.model_validate(c.composition['plan']).digest}" for r, c in zip(runs, candidates))
 
     waiting = client.get(body["status_url"]).json()
     assert waiting["finished"] is False and waiting["progress"] == 0

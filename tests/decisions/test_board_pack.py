@@ -27,7 +27,8 @@ def test_the_pack_page_shows_decision_options_chart_rings_and_facts(client, reco
     assert 'Chosen: <span class="chosen">Whole GPUs + Kueue</span>' in html and "HAMi shares" in html
     assert '<svg viewBox="0 0 620' in html and f"run {finished_run.pk}: Whole GPUs + Kueue (chosen)" in html
     assert "Utilisation · GPUs allocated" in html
-    assert "<strong>kueue</strong>: Adopt" in html
+    assert "<strong>Kueue</strong>: Adopt" in html, "a ring names its project, not its slug"
+    assert "(chosen): " in html and "nvidia-device-plugin" not in html.split("<h2>Options considered</h2>", 1)[1].split("<h2>", 1)[0]
     kueue = Project.objects.get(slug="kueue")
     assert f"Kueue (v{kueue.version})" in html
     assert "<script" not in html.replace('onclick="window.print()"', ""), "the pack prints without JavaScript"

@@ -37,7 +37,7 @@ def test_results_round_trip_through_json(graph):
 
 def test_request_models_publish_a_described_json_schema():
     schema = ComposeRequest.model_json_schema()
-    assert set(schema["properties"]) == {"profile", "workloads", "slo", "pool", "constraints", "limit"}
+    assert set(schema["properties"]) == {"profile", "workloads", "tenants", "slo", "pool", "constraints", "limit"}
     assert "required" not in schema  # a profile, workload classes, or both
     for name in ("Slo", "Pool", "Constraints", "WorkloadClass"):
         props = schema["$defs"][name]["properties"]

@@ -6,6 +6,8 @@ sentence below is the one a reviewer checks; the reasons quoted after a colon ar
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from placement.rules import ComposeRequest, Pool, Slo, SlotName, build_graph, compose
@@ -33,8 +35,8 @@ def test_a_training_stack_explains_its_title_slots_and_every_point(graph):
     assert first.title == "Whole GPU (Plugin A) + Sched A + Queue A"
     assert first.score == 6
     assert first.why_rank == (
-        "Ranks first with 6 points; most from gang-scheduling +4, admission-control +3, whole_gpu +2, plugin-a +1; "
-        "costs queue-a -1.5, sched-a -1.5, suite -1.5."
+        "Ranks first with 6 points; most from Gang scheduling +4, Admission control +3, Whole GPU +2, Plugin A +1; "
+        "costs Queue A -1.5, Sched A -1.5, Suite -1.5."
     )
     assert [(a.slot, a.pool, a.project.slug if a.project else None, a.why, a.contributes) for a in first.slots] == [
         (SlotName.WORKLOAD_UNIT, None, None, PLAIN_JOBS, []),
@@ -59,16 +61,16 @@ def test_a_training_stack_explains_its_title_slots_and_every_point(graph):
         2, SlotName.DATA_PLANE_UNIT, "plugin-a", "training pool on Whole GPU: Large jobs use whole GPUs; small jobs strand the "
         "rest of the card.")
     assert items[("native_handoff", "plugin-a")] == (
-        1, SlotName.DEVICE_HANDOFF, "plugin-a", "plugin-a for Whole GPU: Delivers this unit natively; no machinery built "
+        1, SlotName.DEVICE_HANDOFF, "plugin-a", "Plugin A for Whole GPU: Delivers this unit natively; no machinery built "
         "for another unit.")
     assert items[("capability", "gang-scheduling")] == (
-        4, SlotName.SCHEDULING_POLICY, "sched-a", "Gang scheduling from sched-a: All-or-nothing placement avoids partial starts.")
+        4, SlotName.SCHEDULING_POLICY, "sched-a", "Gang scheduling from Sched A: All-or-nothing placement avoids partial starts.")
     assert items[("missing_capability", "fair-sharing")] == (
         0, None, None, "No project in the stack provides fair sharing across tenants (worth 3).")
     # what the stack runs: its own components cost, what a bundle ships does not, a requirement says who needs it
-    assert items[("component_cost", "queue-a")] == (-1.5, None, "queue-a", f"queue-a: {COMPONENT}")
-    assert items[("component_cost", "plugin-a")] == (0, None, "plugin-a", "plugin-a ships with suite; no extra component.")
-    assert items[("component_cost", "runtime-hook")] == (-1.5, None, "runtime-hook", f"runtime-hook (required by plugin-a): {COMPONENT}")
+    assert items[("component_cost", "queue-a")] == (-1.5, None, "queue-a", f"Queue A: {COMPONENT}")
+    assert items[("component_cost", "plugin-a")] == (0, None, "plugin-a", "Plugin A ships with Suite; no extra component.")
+    assert items[("component_cost", "runtime-hook")] == (-1.5, None, "runtime-hook", f"Runtime Hook (required by Plugin A): {COMPONENT}")
     assert items[("empty_slot", "workload_unit")] == (0, SlotName.WORKLOAD_UNIT, None, PLAIN_JOBS)
     assert [(s.project.slug, s.required_by, s.why) for s in first.supporting] == [
         ("runtime-hook", "plugin-a", "plugin-a requires it. runtime-hook does its job.")]
@@ -81,7 +83,7 @@ def test_a_stack_tied_on_points_and_size_says_it_is_ordered_by_name(graph):
     second = _compose(graph, "training").stacks[1]
     assert second.title == "Whole GPU (Plugin A) + Sched Z + Queue A"
     assert second.why_rank == (
-        "0 points below #1 (6 vs 6): component sched-z -1.5, component sched-a +1.5; same score and size, ordered by name."
+        "0 points below #1 (6 vs 6): component Sched Z -1.5, component Sched A +1.5; same score and size, ordered by name."
     )
 
 
@@ -89,10 +91,10 @@ def test_a_lower_stack_names_the_points_it_loses_against_the_one_above(graph):
     result = _compose(graph, "batch_inference")
     assert result.stacks[0].why_rank.startswith("Ranks first with 2 points; ")
     assert result.stacks[1].why_rank == (
-        "1 point below #1 (1 vs 2): component sched-a -1.5, capability bin-packing -1, component sched-b +1.5."
+        "1 point below #1 (1 vs 2): component Sched A -1.5, capability Bin-packing and spreading -1, component Sched B +1.5."
     )
     one = _compose(graph, "interactive").stacks[0]  # one point, not "1 points"
-    assert one.why_rank.startswith("Ranks first with 1 point; most from admission-control +3, whole_gpu +1")
+    assert one.why_rank.startswith("Ranks first with 1 point; most from Admission control +3, Whole GPU +1")
 
 
 def test_every_project_in_no_stack_gets_the_rule_that_kept_it_out(graph):
@@ -109,8 +111,8 @@ def test_every_project_in_no_stack_gets_the_rule_that_kept_it_out(graph):
     ranked = {w.project: w for w in _compose(graph, "batch_inference").why_not}
     assert (ranked["sharer"].slot, ranked["sharer"].rule, ranked["sharer"].reason) == (
         SlotName.DEVICE_HANDOFF, "ranked_lower",
-        "Possible as device_handoff, data_plane_unit, but every stack with it scores below the 3 returned (ask with "
-        "constraints.require: [sharer] to see its best stack).")
+        "Possible as device handoff, data plane unit, but every stack with it scores below the 3 returned (require "
+        "Sharer to see its best stack).")
 
 
 def test_when_no_stack_holds_the_others_are_not_said_to_rank_lower(graph):
@@ -156,3 +158,16 @@ def test_stacks_that_would_share_a_title_say_what_they_add_or_leave_out(small_ca
         ("Slicer + Sched A + Queue M with Plugin A, Runtime Hook", 5),
         ("Mig Slicer + Sched A + Queue M with Plugin A, Runtime Hook", 3.5),
     ]
+
+
+def test_why_a_stack_ranks_names_units_capabilities_and_projects_in_words_and_sums_repeats(catalog_documents):
+    """Issue 36: 'memory_compute_share +3, memory_compute_share +3' read as API words, twice."""
+    shared = {"kind": "online_inference", "replicas": 8, "gpus_per_replica": 0.25, "gpu_memory_gib": 18}
+    result = compose(build_graph(catalog_documents), {"workloads": [{"name": "chat", **shared}, {"name": "embed", **shared}],
+                                                      "pool": {"gpu_model": "A100-80GB", "gpu_count": 16}})
+    assert result.stacks[0].why_rank.count("Memory quota + compute share +") == 1, result.stacks[0].why_rank
+    for stack in result.stacks:
+        text = stack.why_rank
+        assert not re.search(r"\b[a-z]+_[a-z_]+\b", text), text  # no enum value (whole_gpu, default_scheduler)
+        named = re.findall(r"(?:from|costs|;|,) ([^,;]+?) [+-]\d", text)
+        assert len(named) == len(set(named)), f"an item said twice: {text}"

@@ -257,7 +257,7 @@ def test_a_tie_goes_to_fewer_components_and_the_answer_says_so(graph):
     result = compose(graph, ComposeRequest(profile="training"))
     first, second = result.stacks[:2]
     assert first.score == second.score and len(first.components) < len(second.components)
-    assert "ties go to fewer" in second.why_rank and "resource-quota" in second.why_rank
+    assert "ties go to fewer" in second.why_rank and "Kubernetes ResourceQuota" in second.why_rank
 
 
 def test_notebooks_under_kueue_are_told_to_use_the_plain_pod_integration(graph):

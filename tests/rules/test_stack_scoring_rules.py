@@ -44,7 +44,7 @@ def test_a_component_two_members_require_runs_once_and_is_credited_to_the_first(
     assert [(s.project.slug, s.required_by) for s in stack.supporting] == [("runtime-hook", "plugin-a")]
     assert stack.components.count("runtime-hook") == 1
     assert _items(stack)[("component_cost", "runtime-hook")] == (
-        -1.5, None, "runtime-hook", f"runtime-hook (required by plugin-a): {COMPONENT}")
+        -1.5, None, "runtime-hook", f"Runtime Hook (required by Plugin A): {COMPONENT}")
 
 
 def test_a_scheduler_that_keeps_the_default_one_earns_the_profiles_points(small_catalog):
@@ -59,11 +59,11 @@ def test_a_scheduler_that_keeps_the_default_one_earns_the_profiles_points(small_
     first = result.stacks[0]
     assert _items(first)[("default_scheduler", "kube-scheduler")] == (
         2, SlotName.SCHEDULING_POLICY, "sched-k",
-        "sched-k keeps the default scheduler: Notebooks are single pods; the default scheduler places them and a batch "
+        "Sched K keeps the default scheduler: Notebooks are single pods; the default scheduler places them and a batch "
         "scheduler adds nothing.")
     # the default scheduler is part of the cluster baseline, not a component to run beside sched-k
     assert [s.project.slug for s in first.supporting] == ["runtime-hook"]
-    assert result.stacks[1].why_rank.startswith("2 points below #1 (1 vs 3): default_scheduler kube-scheduler -2, ")
+    assert result.stacks[1].why_rank.startswith("2 points below #1 (1 vs 3): keeping the default scheduler -2, ")
 
 
 def test_the_default_scheduler_earns_nothing_where_the_profile_gives_it_no_points(small_catalog):
@@ -98,7 +98,7 @@ def test_a_supporting_components_capabilities_count_for_the_stack(small_catalog)
     assert stack.score == 8  # 6 + topology-aware placement 2
     assert _items(stack)[("capability", "topology-aware-placement")] == (
         2, None, "runtime-hook",
-        "Topology-aware placement from runtime-hook: NCCL all-reduce collapses when workers land across slow links "
+        "Topology-aware placement from Runtime Hook: NCCL all-reduce collapses when workers land across slow links "
         "(the topology cliff failure story).")
     assert "topology-aware-placement" in stack.capabilities
 

@@ -135,7 +135,7 @@ def test_rank_by_evidence_from_the_compose_page_shows_progress_then_the_ranking(
     body = done.split("<tbody>", 1)[1]
     assert body.index('<tr class="winner">') < body.index("</tr>"), "the evidence winner is the first row"
     assert 'class="bad"' not in body
-    assert "Evidence winner:" in done and "/decisions/new/?options=" in done and "runs=" in done and "/deploy/" in done
+    assert "Evidence winner:" in done and f'action="{url}decide/"' in done and "Deploy the winner</button>" in done
     assert "<dt>Queue wait P95</dt>" in done
     assert not re.search(r">\d{4,} s</td>", body), "queue waits in hours and minutes, not raw seconds"
 
@@ -193,3 +193,14 @@ def test_an_engine_refusal_lands_on_the_column_of_the_class_it_is_about(client):
     page = client.get(compose_url(profile="", gpu_count="32", **row)).content.decode()
     cell = page.split('name="w1-gpus_per_replica"', 1)[1].split("</td>", 1)[0]
     assert "above 1 GPU a replica uses whole GPUs" in cell
+
+
+def test_why_not_speaks_the_pages_words_and_requires_a_project_with_one_click(client):
+    """Issue 36: 'why not' answered in API syntax (constraints.require: [kueue]) instead of the page's picker."""
+    page = client.get(compose_url()).content.decode()
+    why = page.split('<details id="why-not">', 1)[1].split("</details>", 1)[0]
+    assert "constraints.require" not in why and "_policy" not in why and "device_handoff" not in why
+    link = re.search(r'<a href="(/compose/\?[^"]+&amp;require=([a-z0-9-]+))">Compose with it required</a>', why)
+    assert link, "a project that ranked lower can be required from its answer"
+    required = client.get(html.unescape(link.group(1))).content.decode()
+    assert f'value="{link.group(2)}" selected' in required or f'value="{link.group(2)}" checked' in required

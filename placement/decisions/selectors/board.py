@@ -231,6 +231,27 @@ class StackComparisonRow:
     contracts_hold: int
     contracts_total: int
     tie_with: list[int] = field(default_factory=list)  # ranks of stacks with the same score
+    own_reasons: list[str] = field(default_factory=list)  # the weightiest items not every stack scores alike
+
+
+def _score_weights(stack) -> dict[str, float]:
+    weights: dict[str, float] = {}
+    for item in stack.score_breakdown:
+        weights[item.reason] = weights.get(item.reason, 0.0) + item.points
+    return weights
+
+
+def _reason_text(reason: str, points: float) -> str:
+    return f"{'+' if points > 0 else ''}{points:g}: {reason}"
+
+
+def shared_score_reasons(stacks: list, limit: int = 4) -> list[str]:
+    """The score items every ranked stack earns alike (said once above the comparison, not per row)."""
+    if len(stacks) < 2:
+        return []
+    all_weights = [_score_weights(s) for s in stacks]
+    shared = {r: w for r, w in all_weights[0].items() if w and all(other.get(r) == w for other in all_weights[1:])}
+    return [_reason_text(r, w) for r, w in sorted(shared.items(), key=lambda kv: (-abs(kv[1]), kv[0]))[:limit]]
 
 
 def stack_comparison(stacks: list) -> list[StackComparisonRow]:
@@ -243,20 +264,23 @@ def stack_comparison(stacks: list) -> list[StackComparisonRow]:
         for slot in s.slots:
             if slot.project:
                 names[slot.project.slug] = slot.project.name
+        for support in s.supporting:  # a project a member requires, outside any slot
+            names[support.project.slug] = support.project.name
         members.append(slugs)
     common = set.intersection(*members) if members else set()
+    all_weights = [_score_weights(s) for s in stacks]
     rows = []
-    for s, slugs in zip(stacks, members):
-        weights: dict[str, float] = {}
-        for item in s.score_breakdown:
-            weights[item.reason] = weights.get(item.reason, 0.0) + item.points
+    for s, slugs, weights in zip(stacks, members, all_weights):
         top = sorted(weights.items(), key=lambda kv: (-abs(kv[1]), kv[0]))[:3]
+        own = {r: w for r, w in weights.items()
+               if w and (len(stacks) < 2 or any(other.get(r) != w for other in all_weights if other is not weights))}
         rows.append(
             StackComparisonRow(
                 rank=s.rank, title=s.title, score=s.score,
                 differs=sorted(names.get(slug, slug) for slug in slugs - common),
-                reasons=[f"{'+' if points > 0 else ''}{points:g}: {reason}" for reason, points in top],
+                reasons=[_reason_text(reason, points) for reason, points in top],
                 contracts_hold=sum(1 for c in s.contracts if c.holds), contracts_total=len(s.contracts),
+                own_reasons=[_reason_text(r, w) for r, w in sorted(own.items(), key=lambda kv: (-abs(kv[1]), kv[0]))[:3]],
             )
         )
     for row in rows:

@@ -14,7 +14,7 @@ from placement.catalog.selectors.catalog import project_document_data
 from placement.decisions.document import RING_ORDER
 from placement.decisions.models import DecisionEvent, DecisionRecord, ProjectRing
 from placement.evidence.models import SimulationRun
-from placement.evidence.selectors.runs import flatten_metrics
+from placement.evidence.selectors.runs import flatten_metrics, scenario_label
 from placement.review.diff import Change, diff_documents
 from placement.review.models import Revision
 from scheduler_core.labels import LABELS, headline
@@ -375,6 +375,7 @@ def feed_items(limit: int = 50) -> list[FeedItem]:
 
 # The evidence chart's bars: shares in [0, 1] where more is better, so one axis serves them all.
 PACK_CHART_METRICS = ("utilisation.allocated", "utilisation.effective", "fairness.jain_index")
+PACK_CHART_LABELS = {"fairness.jain_index": "Fairness between tenants (Jain)"}  # fits the chart's label column
 
 
 @dataclass
@@ -415,8 +416,9 @@ def board_pack(record: DecisionRecord) -> BoardPack:
     """One record as the board reads it on one page: the options (the chosen one marked), the
     evidence runs with their headline metrics and a chart, the catalog facts as they were when the
     record was proposed, the rings and whether any fact changed since."""
+    names = dict(Project.objects.values_list("slug", "name"))  # projects by name, never by slug
     options = [
-        {"name": s.name, "pk": s.pk, "chosen": s.pk == record.chosen_id, "projects": s.project_slugs}
+        {"name": s.name, "pk": s.pk, "chosen": s.pk == record.chosen_id, "projects": [names.get(p, p) for p in s.project_slugs]}
         for s in record.options.all().order_by("pk")
     ]
     runs = []
@@ -424,10 +426,11 @@ def board_pack(record: DecisionRecord) -> BoardPack:
         flat = flatten_metrics(run.metrics)
         runs.append(
             PackRun(
-                pk=run.pk, stack_name=run.stack.name if run.stack else "—", scenario=run.scenario_name, seed=run.seed,
+                pk=run.pk, stack_name=run.stack.name if run.stack else "—", scenario=scenario_label(run.scenario_name), seed=run.seed,
                 status=run.status, chosen=run.stack_id == record.chosen_id,
                 headline=headline(run.metrics) if isinstance(run.metrics, dict) else [],
-                bars=[(LABELS.get(m, m), max(0.0, min(1.0, float(flat[m])))) for m in PACK_CHART_METRICS if m in flat],
+                bars=[(PACK_CHART_LABELS.get(m) or LABELS.get(m, m), max(0.0, min(1.0, float(flat[m]))))
+                      for m in PACK_CHART_METRICS if m in flat],
             )
         )
     facts = []
@@ -441,7 +444,8 @@ def board_pack(record: DecisionRecord) -> BoardPack:
                 promise=placement.get("promise", ""), non_promise=list(placement.get("non_promise", []))[:3],
             )
         )
-    rings = [{**r, "ring_name": RING_NAMES.get(r.get("ring"), r.get("ring", ""))} for r in record.rings or []]
+    rings = [{**r, "ring_name": RING_NAMES.get(r.get("ring"), r.get("ring", "")), "project_name": names.get(r.get("project"), r.get("project"))}
+             for r in record.rings or []]
     return BoardPack(record, options, runs, facts, rings, decision_staleness(record), _pack_chart(runs))
 
 
@@ -454,7 +458,7 @@ def _pack_chart(runs: list[PackRun]) -> dict:
         bars = []
         for i, (label, share) in enumerate(run.bars):
             bars.append({"label": label, "share": share, "percent": round(share * 100, 1), "y": y + 16 + i * 18,
-                         "width": round(share * 360, 1), "color": ("#2563eb", "#16a34a", "#9333ea")[i % 3]})
+                         "width": round(share * 340, 1), "color": ("#2563eb", "#16a34a", "#9333ea")[i % 3]})
         rows.append({"title": f"run {run.pk}: {run.stack_name}" + (" (chosen)" if run.chosen else ""), "y": y + 8, "bars": bars})
         y += 24 + 18 * len(run.bars)
     return {"rows": rows, "height": y + 8} if rows else {}

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from placement.access.decorators import action_required, read_required
 from placement.access.services import can
+from placement.catalog.models import Project
 from placement.common.pages import apply_service_errors
 from placement.decisions.document import RING_ORDER
 from placement.decisions.forms import DecisionForm
@@ -60,6 +61,7 @@ def decision_create(request):
         initial = {
             "options": [int(v) for v in request.GET.getlist("options") if v.isdigit()],
             "evidence_runs": [int(v) for v in request.GET.getlist("runs") if v.isdigit()],
+            "evidence_sweeps": [int(v) for v in request.GET.getlist("sweeps") if v.isdigit()],
         }
         form = DecisionForm(initial=initial, superseded_choices=_superseded_choices())
     return render(request, "placement/decision_form.html", {"form": form}, status=400 if form.errors else 200)
@@ -82,6 +84,7 @@ def decision_detail(request, pk: int):
         "can_review": can(request.user, "review") and record.author_id != request.user.pk
         and record.status == DecisionRecord.PROPOSED,
         "can_rerun": can(request.user, "run_simulation"),
+        "project_names": dict(Project.objects.values_list("slug", "name")),
     }
     return render(request, "placement/decision_detail.html", context)
 

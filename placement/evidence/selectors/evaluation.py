@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import cmp_to_key
 
-from placement.evidence.models import SimulationRun, Sweep
+from placement.evidence.models import EvaluationCandidate, SimulationRun, Sweep
 
 # Evidence order: the first metric that differs by more than its tolerance decides between two
 # stacks. SLO attainment first (what users feel), then OOM kills, starved tenants, queue wait,
@@ -28,6 +28,7 @@ DEFINITIONS = {
     "Starved tenants": f"tenants that received less than {STARVED_SHARE:.0%} of their fair GPU-hours",
 }
 EVALUATION_PREFIX = "Evidence ranking"  # the sweep name of an evidence ranking
+OWN_PLANS = "each stack's own plan"  # the scenario name of a ranking that runs each stack's own plan
 
 
 def run_figures(metrics: dict | None) -> dict:
@@ -63,20 +64,34 @@ def deciding_metric(a: dict, b: dict) -> tuple[int, str | None]:
     return 0, None
 
 
-def evaluation_summary(sweep: Sweep) -> dict:
+def _entries(sweep: Sweep) -> tuple[list[dict], dict]:
+    """(per candidate: composition, run, saved stack id, candidate id; the request it answers). Rankings
+    made before candidates were kept read their auto-saved stacks the same way."""
+    candidates = list(EvaluationCandidate.objects.filter(sweep=sweep).select_related("run").defer(
+        "run__scenario", "run__timeseries"))
+    if candidates:
+        return [{"composition": c.composition or {}, "title": c.title, "run": c.run, "stack_id": c.saved_stack_id,
+                 "candidate_id": c.pk} for c in candidates], sweep.request or {}
     stacks = list(sweep.stacks.all())
-    runs = {r.stack_id: r for r in SimulationRun.objects.filter(sweep=sweep)}
+    runs = {r.stack_id: r for r in SimulationRun.objects.filter(sweep=sweep).defer("scenario", "timeseries")}
+    request = sweep.request or next((s.request for s in stacks if s.request), {}) or {}
+    return [{"composition": s.composition or {}, "title": (s.composition or {}).get("title", s.name), "run": runs.get(s.pk),
+             "stack_id": s.pk, "candidate_id": None} for s in stacks], request
+
+
+def evaluation_summary(sweep: Sweep) -> dict:
+    entries, request = _entries(sweep)
     rows = []
-    for stack in stacks:
-        run = runs.get(stack.pk)
-        composition = stack.composition or {}
+    for entry in entries:
+        run, composition = entry["run"], entry["composition"]
         rows.append({
-            "stack_id": stack.pk, "title": composition.get("title", stack.name), "rules_rank": composition.get("rank"),
+            "stack_id": entry["stack_id"], "candidate_id": entry["candidate_id"], "saved": entry["stack_id"] is not None,
+            "title": composition.get("title", entry["title"]), "rules_rank": composition.get("rank"),
             "rules_score": composition.get("score"), "run_id": run.pk if run else None,
             "status": run.status if run else "missing", "progress": run.progress if run else 0.0,
             "error": run.error if run else "",
             "figures": run_figures(run.metrics) if run and run.status == SimulationRun.SUCCEEDED else None,
-            "p99_target_ms": _p99_target(stack),
+            "p99_target_ms": _p99_target(request),
         })
     rows.sort(key=lambda r: r["rules_rank"] or 0)
     done = [r for r in rows if r["figures"] is not None]
@@ -97,23 +112,27 @@ def evaluation_summary(sweep: Sweep) -> dict:
     # Best first once ranked: the evidence order, then the stacks still running or failed by rules rank.
     rows.sort(key=lambda r: (r.get("evidence_rank") is None, r.get("evidence_rank") or 0, r["rules_rank"] or 0))
     winner = next((r for r in rows if r.get("evidence_rank") == 1), None)
-    return {"id": sweep.pk, "name": sweep.name, "title": _title(sweep, stacks), "scenario": sweep.scenario_name,
+    # stacks the evidence cannot tell from the winner: the rules rank ordered them
+    tied = [r["rules_rank"] for r in done if r is not winner and winner and deciding_metric(r["figures"], winner["figures"])[0] == 0]
+    return {"id": sweep.pk, "name": sweep.name, "title": _title(sweep, request), "scenario": sweep.scenario_name,
+            "own_plans": sweep.scenario_name == OWN_PLANS, "tied_with_winner": sorted(tied),
+            "all_tied": bool(winner) and len(done) > 1 and len(tied) == len(done) - 1,
             "finished": finished, "progress": round(progress, 3), "stacks": rows, "winner": winner,
-            "stack_ids": [r["stack_id"] for r in rows], "run_ids": [r["run_id"] for r in rows if r["run_id"]],
-            "metrics_order": [label for _k, label, _b, _t in METRICS], "definitions": DEFINITIONS}
+            # the saved stacks among the candidates (a person saved them), and every candidate's run
+            "stack_ids": [r["stack_id"] for r in rows if r["stack_id"]], "run_ids": [r["run_id"] for r in rows if r["run_id"]],
+            "request": request, "metrics_order": [label for _k, label, _b, _t in METRICS], "definitions": DEFINITIONS}
 
 
-def _title(sweep: Sweep, stacks: list) -> str:
+def _title(sweep: Sweep, request: dict) -> str:
     """What the ranking was for, in the request's own words: its workload classes, else its profile."""
-    request = next((s.request for s in stacks if s.request), {}) or {}
     classes = [w.get("name") for w in request.get("workloads") or [] if w.get("name")]
     if classes:
         return f"{EVALUATION_PREFIX}: {', '.join(classes)}"
     return sweep.name
 
 
-def _p99_target(stack) -> float | None:
-    targets = [w.get("p99_ms") for w in (stack.request or {}).get("workloads", []) if w.get("p99_ms")]
+def _p99_target(request: dict) -> float | None:
+    targets = [w.get("p99_ms") for w in (request or {}).get("workloads", []) if w.get("p99_ms")]
     return min(targets) if targets else None
 
 

@@ -4,12 +4,21 @@ statistics (mean with a 95% confidence interval)."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from placement.catalog.selectors.scenarios import builtin_scenario_document
 from placement.evidence.models import SimulationRun, Sweep
 from placement.stacks.models import Stack
 from scheduler_core.uncertainty import Estimate, confidence_interval  # noqa: F401 - re-exported for views
+
+
+_PLAN_RUN = re.compile(r"^plan-[0-9a-f]{16}$")
+
+
+def scenario_label(name: str) -> str:
+    """A run's scenario as a person reads it: a run of a stack's own plan is named `plan-<digest>`."""
+    return "the stack's own plan" if _PLAN_RUN.match(name or "") else name
 
 
 def stack_evidence(stack: Stack) -> list[SimulationRun]:

@@ -59,7 +59,8 @@ def _enqueue(run: SimulationRun) -> None:
 
 
 def run_for(user, stack, scenario_name, document, seed, sweep) -> tuple[SimulationRun, bool]:
-    """The stored or new run of a stack on a scenario (used by placement.evidence.services.evaluation)."""
+    """The stored or new run of a stack on a scenario (used by placement.evidence.services.evaluation).
+    An unsaved stack (an evaluation's candidate) is simulated as it would be saved; its run has no stack."""
     return _run_for(user, stack, scenario_name, document, seed, sweep)
 
 
@@ -90,18 +91,14 @@ def _send(run_ids: list[int], task_id: str | None = None) -> None:
 
 
 def _send_or_withdraw(run_ids: list[int]) -> None:
-    """Send; when the broker refuses, delete the new runs and their sweep (with the stacks an
-    evidence ranking saved for it) so nothing is left queued that no worker will ever receive."""
-    from placement.evidence.selectors.evaluation import EVALUATION_PREFIX
-
+    """Send; when the broker refuses, delete the new runs and their sweep (an evidence ranking's
+    candidates with it) so nothing is left queued that no worker will ever receive."""
     try:
         _send(run_ids)
     except QueueUnavailable:
         runs = SimulationRun.objects.filter(pk__in=run_ids, status=SimulationRun.QUEUED, attempts=0)
         sweeps = Sweep.objects.filter(pk__in=list(runs.exclude(sweep=None).values_list("sweep", flat=True)))
-        saved_for_it = Stack.objects.filter(sweeps__in=sweeps.filter(name__startswith=EVALUATION_PREFIX))
         runs.delete()
-        Stack.objects.filter(pk__in=list(saved_for_it.values_list("pk", flat=True))).delete()
         sweeps.delete()
         raise
 
@@ -221,7 +218,7 @@ def _run_for(user, stack, scenario_name, document, seed, sweep, node_groups=None
             existing.save(update_fields=["sweep"])
         return existing, False
     run = SimulationRun.objects.create(
-        stack=stack,
+        stack=stack if stack is not None and stack.pk is not None else None,
         sweep=sweep,
         scenario_name=scenario.name,
         scenario=scenario_json,

@@ -140,7 +140,8 @@ def stack_rename(stack: Stack, *, user, name: str) -> Stack:
 
 @transaction.atomic
 def stack_delete(stack: Stack, *, user) -> None:
-    """Delete a saved stack and its runs, unless a decision record relies on it or on one of its runs:
+    """Delete a saved stack and its runs (an evidence ranking keeps the runs it measured), unless a decision
+    record relies on it or on one of its runs:
     a record's evidence is never lost."""
     _require_stack_owner(stack, user)
     records = sorted(
@@ -151,4 +152,6 @@ def stack_delete(stack: Stack, *, user) -> None:
     if records:
         named = ", ".join(f"ADR-{pk}" for pk in records)
         raise ValidationError({"stack": [f"{named} relies on this stack or its runs; it stays as that record's evidence."]})
+    # A run an evidence ranking measured stays that ranking's evidence: it leaves with the ranking, not the stack.
+    stack.runs.filter(evaluation_candidates__isnull=False).update(stack=None)
     stack.delete()
