@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections import Counter
 from dataclasses import dataclass, field, fields, replace
 
@@ -427,7 +428,7 @@ def score_parts(s: Feasible) -> SearchSpace:
     all_cluster_bundles = frozenset().union(*(c.bundled for _, _, c in cluster_parts))
 
     def bound(base: float, caps, costed, bundled) -> float:
-        return base + sum(positive.get(c, 0.0) for c in caps) + cost * len(costed - bundled)
+        return base + math.fsum(positive.get(c, 0.0) for c in caps) + cost * len(costed - bundled)  # any set order
 
     ranked_cluster = sorted(
         ((bound(c.base, c.caps, c.costed, c.bundled | all_pool_bundles), sched, adm, c) for sched, adm, c in cluster_parts),

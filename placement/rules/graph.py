@@ -57,6 +57,9 @@ def project_node(slug: str) -> str:
     return f"project:{slug}"
 
 
+UNIT_ORDER = list(ResourceUnit)
+
+
 def unit_node(unit: ResourceUnit | str) -> str:
     return f"unit:{ResourceUnit(unit).value}"
 
@@ -307,7 +310,7 @@ def _build(documents: Sequence[ProjectDocument], vocabulary: CatalogVocabulary, 
             g.add_edge(node, unit_node(unit), key="uses_unit", relation="uses_unit")
         for point, units in roles.items():
             g.add_edge(node, contract_node(point), key="takes_part_in", relation="takes_part_in", units=sorted(units))
-            for unit in units:
+            for unit in sorted(units, key=UNIT_ORDER.index):  # edge order decides ties between shortest paths
                 g.add_edge(node, unit_node(unit), key=ROLE_RELATION[point], relation=ROLE_RELATION[point], how=facts.role_how[point])
         for misuse in p.misuses:
             g.add_edge(node, capability_node(misuse.capability), key="misused_for", relation="misused_for",
@@ -321,7 +324,7 @@ def _build(documents: Sequence[ProjectDocument], vocabulary: CatalogVocabulary, 
         for other in p.bundles:
             if other in by_slug:
                 g.add_edge(node, project_node(other), key="bundles", relation="bundles")
-        for other in conflicts[doc.slug]:
+        for other in sorted(conflicts[doc.slug]):
             if other in by_slug:
                 g.add_edge(node, project_node(other), key="conflicts_with", relation="conflicts_with")
 

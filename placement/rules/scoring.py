@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from dataclasses import dataclass
 
 from placement.catalog.schemas import ResourceUnit
@@ -172,8 +173,8 @@ def peripheral_gain(ctx: Context, cand: Candidate, slot: SlotName, slug: str) ->
         if ctx.facts(n).conflicts & (members | new):
             return None
     gain = 0.0
-    for n in new:
-        for cap in ctx.facts(n).capabilities:
+    for n in sorted(new):  # float sums in one order in every process
+        for cap in sorted(ctx.facts(n).capabilities):
             if cap not in cand.covered and cap in ctx.cap_weight:
                 gain += ctx.cap_weight[cap]
             if cap not in cand.covered and cap in ctx.required_cap_set:
@@ -190,7 +191,7 @@ def peripheral_gain(ctx: Context, cand: Candidate, slot: SlotName, slug: str) ->
         caps = set()
         for n in new:
             caps |= ctx.facts(n).capabilities
-        gain_caps = sum(ctx.cap_weight[c] for c in caps if c not in cand.covered and c in ctx.cap_weight)
+        gain_caps = sum(ctx.cap_weight[c] for c in sorted(caps) if c not in cand.covered and c in ctx.cap_weight)
         gain_caps += REQUIRED_FIRST * len({c for c in caps if c not in cand.covered and c in ctx.required_cap_set})
         gain = gain_caps + cost * (charged_after - len(cand.charged))
     return gain
@@ -237,8 +238,8 @@ def make_part(ctx: Context, placed: list[tuple[SlotName, str]], base: float) -> 
     needs = frozenset(slug for slot, slug in placed if slug not in graph.slot_primary[slot]) - primary_filled
     error = None
     supporting: set[str] = set()
-    for m in members:
-        for needed in ctx.facts(m).requires_all:
+    for m in sorted(members):  # the error names the first member by name, not by hash order
+        for needed in sorted(ctx.facts(m).requires_all):
             if needed in members or needed in ctx.baseline:
                 continue
             if needed in ctx.excluded:
@@ -279,7 +280,7 @@ def _pair_failure(ctx: Context, cluster: Part, sched: str, adm: str, p: Part, op
         return f"Bind fails: {sched} cannot bind {unit_label(opt.unit)}"
     if opt.unit not in admission_units(ctx.facts(adm)):
         return f"Quota fails: {adm} cannot count {unit_label(opt.unit)} in quota"
-    return binder_conflict(ctx, sched, cluster.everyone | p.everyone, opt)
+    return binder_conflict(ctx, sched, sorted(cluster.everyone | p.everyone), opt)
 
 
 def combine(ctx: Context, cluster: Part, sched: str, adm: str, pools: tuple[Part, ...], options: tuple[PoolOption, ...],
@@ -310,7 +311,7 @@ def combine(ctx: Context, cluster: Part, sched: str, adm: str, pools: tuple[Part
         bundled = bundled | p.bundled
         base += p.base
     weight = ctx.cap_weight
-    score = base + sum(weight[c] for c in caps if c in weight)
+    score = base + math.fsum(weight[c] for c in caps if c in weight)  # exact: the same in any set order
     score += ctx.graph.rules.component_cost.points * len(costed - bundled)
     return round(score, 3), None
 
@@ -335,9 +336,11 @@ def ranked_pool_combinations(pool_options, pool_parts, limit: int, positive: dic
             m |= 1 << bit.setdefault(name, len(bit))
         return m
 
-    rows = [[(o, p, p.base, mask(p.caps), mask(p.costed), mask(p.bundled)) for o in options for p in (pool_parts[i][o],)]
+    # bits by name, so that a bound sums its weights in the same order in every process
+    rows = [[(o, p, p.base, mask(sorted(p.caps)), mask(sorted(p.costed)), mask(sorted(p.bundled)))
+             for o in options for p in (pool_parts[i][o],)]
             for i, options in enumerate(pool_options)]
-    elsewhere = mask(bundled_elsewhere)
+    elsewhere = mask(sorted(bundled_elsewhere))
     weight = {1 << i: positive.get(name, 0.0) for name, i in bit.items()}
     cap_sums: dict[int, float] = {}
 

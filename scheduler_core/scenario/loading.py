@@ -5,6 +5,7 @@ document) validate the shape (pydantic), the size (:mod:`.limits`) and the cross
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,59 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
     return sc
 
 
+# The longest number a scenario holds is a 64-bit seed (19 digits); int() refuses more than 4,300
+# digits with a ValueError. The Atlas's uploads use the same bound (placement.common.parsing).
+MAX_NUMBER_DIGITS = 64
+
+
+def _too_long(digits: str) -> str:
+    return f"a number of {len(digits):,} digits; numbers here have at most {MAX_NUMBER_DIGITS}"
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader with integers bounded in length before int() sees them."""
+
+
+def _bounded_yaml_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
+    digits = re.sub(r"[^0-9a-fA-F]", "", str(node.value))
+    if len(digits) > MAX_NUMBER_DIGITS:
+        raise yaml.constructor.ConstructorError(None, None, _too_long(digits), node.start_mark)
+    return yaml.SafeLoader.construct_yaml_int(loader, node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _bounded_yaml_int)
+
+
+class _TooLong(ValueError):
+    def __init__(self, text: str, digits: str) -> None:
+        offset = max(text.find(digits), 0)
+        line, column = text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+        super().__init__(f"line {line} column {column}: {_too_long(digits.lstrip('-'))}")
+
+
+def _read(text: str, is_json: bool) -> Any:
+    """The decoded document; ValueError with the reason (and where, when known) if it cannot be read."""
+    if is_json:
+        def bounded_int(digits: str) -> int:
+            if len(digits.lstrip("-")) > MAX_NUMBER_DIGITS:
+                raise _TooLong(text, digits)
+            return int(digits)
+
+        try:
+            return json.loads(text, parse_int=bounded_int)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not valid JSON: {exc}") from None
+    try:
+        return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
+    except yaml.constructor.ConstructorError as exc:
+        mark = exc.problem_mark
+        if mark is None:
+            raise ValueError(f"not valid YAML: {exc}") from None
+        raise ValueError(f"line {mark.line + 1} column {mark.column + 1}: {exc.problem}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"not valid YAML: {exc}") from None
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Read a YAML or JSON scenario file.  Raises :class:`ScenarioError` (never a bare traceback)."""
     p = Path(path)
@@ -78,8 +132,13 @@ def load_scenario(path: str | Path) -> Scenario:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise ScenarioError([("", f"cannot read {p}: {exc.strerror or exc}")], str(p)) from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError([("", f"not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset {exc.start}")],
+                            str(p)) from None
     try:
-        data = json.loads(text) if p.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (yaml.YAMLError, json.JSONDecodeError) as exc:
-        raise ScenarioError([("", f"not valid {'JSON' if p.suffix.lower() == '.json' else 'YAML'}: {exc}")], str(p)) from None
+        data = _read(text, p.suffix.lower() == ".json")
+    except RecursionError:
+        raise ScenarioError([("", "nested too deeply to read")], str(p)) from None
+    except ValueError as exc:
+        raise ScenarioError([("", str(exc))], str(p)) from None
     return parse_scenario(data, str(p))

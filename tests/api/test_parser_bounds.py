@@ -85,6 +85,28 @@ def test_a_20000_digit_resource_version_in_a_cluster_upload_is_a_clear_error(pag
     assert not SimulationRun.objects.exists()
 
 
+def test_a_20000_digit_number_in_the_queues_file_of_a_cluster_upload_is_a_clear_error(page, stack):
+    queues = (SAMPLE / "queues.json").read_text().replace('"kind": "List"', f'"kind": "List", "resourceVersion": {HUGE}', 1)
+    response = page.post(f"/stacks/{stack.pk}/simulate-cluster/", {
+        "nodes_file": SimpleUploadedFile("nodes.json", (SAMPLE / "nodes.json").read_bytes()),
+        "pods_file": SimpleUploadedFile("pods.json", (SAMPLE / "pods.json").read_bytes()),
+        "queues_file": SimpleUploadedFile("queues.json", queues.encode()),
+    }, follow=True)
+    assert response.status_code == 200
+    assert "Nothing was imported. queues_file: (document): " + TOO_LONG in response.content.decode()
+    assert not SimulationRun.objects.exists()
+
+
+def test_lint_catalog_names_the_file_where_and_why_for_a_20000_digit_number(tmp_path, capsys):
+    shutil.copytree(ROOT / "fixtures" / "catalog", tmp_path / "catalog")
+    path = tmp_path / "catalog" / "aibrix.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + f"\nstars: {HUGE}\n", encoding="utf-8")
+    with pytest.raises(CommandError):
+        call_command("lint_catalog", str(tmp_path / "catalog"))
+    err = capsys.readouterr().err
+    assert "error: aibrix.yaml: line " in err and TOO_LONG in err
+
+
 def test_import_cluster_names_the_file_where_and_why_for_a_20000_digit_number(tmp_path):
     nodes = tmp_path / "nodes.json"
     nodes.write_bytes(_with_huge_resource_version())

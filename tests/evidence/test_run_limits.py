@@ -96,6 +96,23 @@ def test_a_run_that_cannot_finish_within_the_time_limit_is_refused_with_the_esti
     message = " ".join(body["errors"]["scenario"])
     assert "This run would take about" in message and "150,000 jobs on 2,048 nodes" in message
     assert "at most 600 s (ATLAS_RUN_SOFT_TIME_LIMIT)" in message
+    assert "mostly placing each pod on every node it may use" in message
+    assert not SimulationRun.objects.exists()
+
+
+def test_a_service_its_memory_cap_restarts_all_run_long_is_refused_with_the_estimate(architect):
+    # 800 HAMi replicas whose KV cache outgrows the 18 GiB gpumem cap every ten minutes: each kill and
+    # restart settles the whole service. The estimate once counted 25 ms per replica (20 s) and let it in.
+    pool = {"node_groups": [{"name": "infer", "count": 25, "gpus_per_node": 8}]}
+    service = {"kind": "inference", "name": "chat", "replicas": 800, "model_memory_gib": 12, "memory_request_gib": 18,
+               "kv_cache": {"initial_gib": 2, "growth_gib_per_hour": 24, "max_gib": 60}, "compute_fraction": 0.15,
+               "arrival_rate": 100, "service_time": {"mean": "15ms"}, "slo": {"p99": "200ms"}, "unit": {"gpucores": 25}}
+    scenario = {**SMALL, "horizon": "6h", "pool": pool, "stack": {"data_plane": {"mechanism": "hami"}},
+                "workloads": [service]}
+    body = assert_error_body(_submit(session_client(architect), scenario), 400, "scenario")
+    message = " ".join(body["errors"]["scenario"])
+    assert "This run would take about" in message and "800 inference replicas" in message
+    assert "whenever an inference service changes (starts, rate steps, OOM kills)" in message
     assert not SimulationRun.objects.exists()
 
 

@@ -67,3 +67,26 @@ def test_cli_summary_leads_with_the_metric_that_shows_the_failure(capsys):
     assert main(["run", str(SCENARIOS / "shared-card-oom-timeslicing.yaml"), "--quiet"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith("! Collateral OOM kills") and first.rstrip().endswith("21")
+
+
+def test_a_20000_digit_number_in_a_scenario_file_is_a_clear_error_not_a_traceback(tmp_path):
+    # issue 39.3 for the simulator's own command: YAML and JSON ints of 20,000 digits made int() raise
+    # ValueError ("Exceeds the limit (4300 digits)") out of load_scenario, a traceback from run and validate
+    huge = "9" * 20_000
+    as_yaml = tmp_path / "huge.yaml"
+    as_yaml.write_text(f"seed: {huge}\n" + (SCENARIOS / "lab0-device-facts.yaml").read_text().replace("seed: 0\n", ""))
+    as_json = tmp_path / "huge.json"
+    as_json.write_text('{"name": "x", "seed": ' + huge + ', "horizon": 60, "pool": {"node_groups": [{"name": "a"}]}}')
+    for path, where in ((as_yaml, "line 1 column 7"), (as_json, "line 1 column 23")):
+        for command in ("validate", "run"):
+            p = run_cli(command, str(path))
+            assert p.returncode != 0 and "Traceback" not in p.stderr, p.stderr[-500:]
+            assert f"{where}: a number of 20,000 digits; numbers here have at most 64" in p.stderr
+
+
+def test_a_scenario_file_that_is_not_utf8_names_the_byte(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_bytes(b"name: caf\xe9\n")
+    p = run_cli("validate", str(bad))
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert "not UTF-8 text: byte 0xe9 at offset 9" in p.stderr

@@ -121,8 +121,10 @@ def _check_budget(scenario) -> None:
     seconds, limit = run_seconds_estimate(cost), settings.CELERY_TASK_SOFT_TIME_LIMIT
     if seconds > limit:
         errors.setdefault("scenario", []).append(
-            f"This run would take about {seconds:,.0f} s on a worker ({cost.jobs:,} jobs on {cost.nodes:,} nodes); "
-            f"a run here may take at most {limit:,} s (ATLAS_RUN_SOFT_TIME_LIMIT). Use fewer jobs or nodes.")
+            f"This run would take about {seconds:,.0f} s on a worker ({cost.jobs:,} jobs on {cost.nodes:,} nodes"
+            + (f", {cost.inference_replicas:,} inference replicas" if cost.inference_replicas else "")
+            + f"; mostly {cost.work.mostly()}); a run here may take at most {limit:,} s (ATLAS_RUN_SOFT_TIME_LIMIT). "
+            "Use fewer jobs, nodes or replicas.")
     if cost.memory_mib > settings.ATLAS_RUN_MEMORY_BUDGET_MB:
         errors.setdefault("scenario", []).append(
             f"This run would need about {cost.memory_mib:,} MiB; a run here may use at most "
