@@ -14,9 +14,11 @@ import re
 
 import yaml
 
+from scheduler_core.scenario.loading import MAX_NUMBER_DIGITS, BoundedLoader
+from scheduler_core.scenario.loading import too_long as _too_long
+
 # Numbers: the longest a legitimate document holds is a 64-bit seed (19 digits) or a byte
 # quantity; Python refuses int() past 4,300 digits with a ValueError (CVE-2020-10735).
-MAX_NUMBER_DIGITS = 64
 # Nesting: kubectl output of pods is ~10 deep, a scenario ~8; 64 leaves room and stays far
 # below the interpreter's recursion limit (a 100k-deep document is refused before parsing).
 MAX_DEPTH = 64
@@ -34,10 +36,6 @@ def _position(text: str, offset: int) -> str:
     line = text.count("\n", 0, offset) + 1
     column = offset - (text.rfind("\n", 0, offset) + 1) + 1
     return f"line {line} column {column}"
-
-
-def _too_long(digits: str) -> str:
-    return f"a number of {len(digits):,} digits; numbers here have at most {MAX_NUMBER_DIGITS}"
 
 
 def _text(raw: bytes | str) -> str:
@@ -85,18 +83,6 @@ def load_json(raw: bytes | str):
         raise ParseProblem("nested too deeply to read") from None
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader with integers bounded in length before int() sees them."""
-
-
-def _bounded_yaml_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
-    digits = re.sub(r"[^0-9a-fA-F]", "", str(node.value))
-    if len(digits) > MAX_NUMBER_DIGITS:
-        raise yaml.constructor.ConstructorError(None, None, _too_long(digits), node.start_mark)
-    return yaml.SafeLoader.construct_yaml_int(loader, node)
-
-
-_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _bounded_yaml_int)
 
 
 def load_yaml(raw: bytes | str):
@@ -104,7 +90,7 @@ def load_yaml(raw: bytes | str):
     text = _text(raw)
     _check_depth(text)
     try:
-        return yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=BoundedLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark else ""

@@ -77,29 +77,30 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
 MAX_NUMBER_DIGITS = 64
 
 
-def _too_long(digits: str) -> str:
+def too_long(digits: str) -> str:
     return f"a number of {len(digits):,} digits; numbers here have at most {MAX_NUMBER_DIGITS}"
 
 
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader with integers bounded in length before int() sees them."""
+class BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader with integers bounded in length before int() sees them (the Atlas's
+    uploads read YAML through it too: placement.common.parsing)."""
 
 
 def _bounded_yaml_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
     digits = re.sub(r"[^0-9a-fA-F]", "", str(node.value))
     if len(digits) > MAX_NUMBER_DIGITS:
-        raise yaml.constructor.ConstructorError(None, None, _too_long(digits), node.start_mark)
+        raise yaml.constructor.ConstructorError(None, None, too_long(digits), node.start_mark)
     return yaml.SafeLoader.construct_yaml_int(loader, node)
 
 
-_Loader.add_constructor("tag:yaml.org,2002:int", _bounded_yaml_int)
+BoundedLoader.add_constructor("tag:yaml.org,2002:int", _bounded_yaml_int)
 
 
 class _TooLong(ValueError):
     def __init__(self, text: str, digits: str) -> None:
         offset = max(text.find(digits), 0)
         line, column = text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
-        super().__init__(f"line {line} column {column}: {_too_long(digits.lstrip('-'))}")
+        super().__init__(f"line {line} column {column}: {too_long(digits.lstrip('-'))}")
 
 
 def _read(text: str, is_json: bool) -> Any:
@@ -115,7 +116,7 @@ def _read(text: str, is_json: bool) -> Any:
         except json.JSONDecodeError as exc:
             raise ValueError(f"not valid JSON: {exc}") from None
     try:
-        return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
+        return yaml.load(text, Loader=BoundedLoader)  # a SafeLoader subclass
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark
         if mark is None:
