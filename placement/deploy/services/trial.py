@@ -12,11 +12,12 @@ from placement.stacks.models import Stack
 
 
 def kueue_manager_config(export) -> dict | None:
-    """The Kueue Configuration the bundle carries (kueue/manager-config.yaml), for the manager's config."""
-    for obj in export.objects():
-        if obj.get("kind") == "ConfigMap" and "controller_manager_config.yaml" in obj.get("data", {}):
-            return yaml.safe_load(obj["data"]["controller_manager_config.yaml"])
-    return None
+    """The Kueue Configuration the bundle installs: the chart's `managerConfig.controllerManagerConfigYaml`
+    in kueue/values.yaml (integrations for the bundle's workload kinds, waitForPodsReady, fair
+    sharing), so the plane's Kueue runs with what an operator's `helm install` would give it."""
+    values = export.file("kueue/values.yaml")
+    text = ((values.values if values else {}).get("managerConfig") or {}).get("controllerManagerConfigYaml")
+    return yaml.safe_load(text) if text else None
 
 
 def try_stack(stack: Stack, *, run_id=None, scenario_name: str | None = None,
