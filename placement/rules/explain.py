@@ -16,7 +16,7 @@ from placement.rules.context import (
     unit_label,
 )
 from placement.rules.data import SlotName
-from placement.rules.feasibility import unit_size
+from placement.rules.feasibility import enforced_by, unit_size
 from placement.rules.models import (
     ContractCheck,
     PoolPlan,
@@ -34,9 +34,11 @@ def explain_score(ctx: Context, cand: Candidate) -> list[ScoreItem]:
     items: list[ScoreItem] = []
     for opt in cand.pools:
         who = opt.data_plane or opt.handoff
+        addon = enforced_by(ctx, opt.unit, opt.data_plane)
+        enforced = f" With {addon.project}: {addon.note}" if addon else ""
         for points, why in ctx.unit_points.get(opt.unit, ()):
             items.append(ScoreItem(factor="unit_fit", points=points, slot=SlotName.DATA_PLANE_UNIT, project=who,
-                                   subject=opt.unit.value, reason=f"{opt.pool.name} pool on {unit_label(opt.unit)}: {why}"))
+                                   subject=opt.unit.value, reason=f"{opt.pool.name} pool on {unit_label(opt.unit)}: {why}{enforced}"))
         if ctx.facts(opt.handoff).primary_unit == opt.unit and rules.native_handoff.points:
             items.append(ScoreItem(factor="native_handoff", points=rules.native_handoff.points, slot=SlotName.DEVICE_HANDOFF,
                                    project=opt.handoff, subject=opt.handoff,
@@ -74,6 +76,12 @@ def explain_score(ctx: Context, cand: Candidate) -> list[ScoreItem]:
     return items
 
 # --- results --------------------------------------------------------------------------------------
+
+
+def _unit_isolation(ctx: Context, opt: PoolOption) -> str:
+    """The unit's isolation, or the isolation the pool's enforcement add-on gives it (composition.yaml)."""
+    addon = enforced_by(ctx, opt.unit, opt.data_plane)
+    return addon.isolation.value if addon else ctx.graph.rules.unit[opt.unit].isolation
 
 
 def stack_title(ctx: Context, cand: Candidate) -> str:
@@ -166,7 +174,7 @@ def to_stack(ctx: Context, cand: Candidate, rank: int, why_rank: str, items: lis
                 slots.append(SlotAssignment(slot=slot, project=None, why=graph.rules.slot[slot].empty_reason))
     pools = [
         PoolPlan(
-            name=o.pool.name, isolation=list(o.pool.accepts), unit=o.unit, unit_isolation=graph.rules.unit[o.unit].isolation,
+            name=o.pool.name, isolation=list(o.pool.accepts), unit=o.unit, unit_isolation=_unit_isolation(ctx, o),
             gpus=o.pool.gpus, data_plane=o.data_plane, device_handoff=o.handoff, serves=o.pool.serves,
             workload=o.pool.workload.name if o.pool.workload else None, unit_size=unit_size(ctx, o.pool, o.unit),
         )
