@@ -39,6 +39,11 @@ DEVICE_FILTER = {
     "h200-141gb": "0x233510DE", "b200-180gb": "0x290110DE",
 }
 HAMI_SPLIT_COUNT = 10  # HAMi chart values.yaml deviceSplitCount default (facts §3)
+# KAI GPU sharing is off by default; the kai-resource-isolator's memory cap needs KAI's hamicore binder
+# plugin, which writes CUDA_DEVICE_MEMORY_LIMIT (kai-scheduler/KAI-Scheduler docs/gpu-sharing/README.md,
+# docs/gpu-sharing/hami/README.md: KAI >= v0.17.0).
+KAI_SHARING = {"global.gpuSharing": "true"}
+KAI_ENFORCED = {"binder.plugins.hamicore.enabled": "true"}
 VOLCANO_VGPU = "volcano-vgpu-device-plugin"
 
 # Kind of object per (workload-unit project, workload kind); None: the built-in kind below.
@@ -162,7 +167,6 @@ def build_plan(stack, workloads, pool, *, pool_given: bool) -> Plan:
     node_groups: list[NodeGroup] = []
     plans: list[WorkloadPlan] = []
     queues: list[QueuePlan] = []
-    components: dict[str, Component] = {}
     for (p, w, mechanism, choice, per_gpu, whole, share, demand_gpus), count, shape in zip(sized, counts, shapes):
         dp, pod = _data_plane(p, w, mechanism, choice, per_gpu, whole, share, spec, shape)
         labels = {"atlas.gpu/pool": p.name}
@@ -212,6 +216,15 @@ def build_plan(stack, workloads, pool, *, pool_given: bool) -> Plan:
             if mechanism == "kai-fraction":
                 quota["nvidia.com/gpu"] = round(min(share * per_tenant[t], group.gpus), 3)
             queues.append(QueuePlan(name=t, tenant=t, workload=w.name, quota=quota))
+    components = _components(stack, node_groups, scheduler_slug)
+    return Plan(stack=stack.title, gpu_model=pool.gpu_model, admission=admission, scheduler=scheduler,
+                node_groups=node_groups, workloads=plans, queues=queues, components=list(components.values()),
+                assumptions=assumptions, shortfalls=shortfalls)
+
+
+def _components(stack, node_groups: list[NodeGroup], scheduler_slug: str) -> dict[str, Component]:
+    """The stack's projects with the settings the plan relies on: slot members, then supporting ones."""
+    components: dict[str, Component] = {}
     for a in stack.slots:
         if a.project is not None:
             components.setdefault(a.project.slug, Component(project=a.project.slug, role=a.slot.value))
@@ -229,11 +242,14 @@ def build_plan(stack, workloads, pool, *, pool_given: bool) -> Plan:
                 settings = {"deviceSplitCount": str(dp.hami_split_count)}
             comp = components[dp.project]
             components[dp.project] = comp.model_copy(update={"settings": {**comp.settings, **settings}})
+        if dp.mechanism == "kai-fraction" and scheduler_slug in components:
+            # fractions need KAI's GPU sharing; an enforcing add-on as the data plane needs its binder plugin
+            kai = components[scheduler_slug]
+            extra = {**KAI_SHARING, **(KAI_ENFORCED if dp.project and dp.project != scheduler_slug else {})}
+            components[scheduler_slug] = kai.model_copy(update={"settings": {**kai.settings, **extra}})
     for s in stack.supporting:
         components.setdefault(s.project.slug, Component(project=s.project.slug, role=f"required by {s.required_by}"))
-    return Plan(stack=stack.title, gpu_model=pool.gpu_model, admission=admission, scheduler=scheduler,
-                node_groups=node_groups, workloads=plans, queues=queues, components=list(components.values()),
-                assumptions=assumptions, shortfalls=shortfalls)
+    return components
 
 
 def _claim_resource(pod: PodRequest) -> str:

@@ -6,6 +6,7 @@ shape (arrivals, durations, service times) is this module's, named below.
 
 from __future__ import annotations
 
+from placement.plans.build import simulation_mapping
 from placement.plans.models import Plan
 
 HORIZON = "24h"
@@ -102,7 +103,7 @@ def scenario_document(plan: Plan, *, name: str | None = None) -> dict:
                                                         for r, v in q.quota.items() if not r.startswith("claim:")}}]}
             for q in plan.queues]}
     per_group = {g.name: _data_plane(g) for g in plan.node_groups}
-    return {
+    document = {
         "name": (name or f"plan-{plan.digest}")[:120],
         "description": f"Rendered from plan {plan.digest} of stack {plan.stack}.",
         "seed": 1, "horizon": HORIZON,
@@ -112,6 +113,20 @@ def scenario_document(plan: Plan, *, name: str | None = None) -> dict:
         "tenants": tenants,
         "workloads": workloads,
     }
+    parameters = _parameters(plan)
+    if parameters:
+        document["parameters"] = parameters
+    return document
+
+
+def _parameters(plan: Plan) -> dict:
+    """Model parameters the plan's data planes decide: KAI fractions whose memory an add-on caps
+    (simulation.yaml oom_scope) fail only the pod past its fraction, not the whole card."""
+    scopes = simulation_mapping().get("oom_scope", {})
+    kai = [g.data_plane.project for g in plan.node_groups if g.data_plane.mechanism == "kai-fraction"]
+    if kai and all(p in scopes for p in kai) and len({scopes[p] for p in kai}) == 1:
+        return {"kai_oom_scope": scopes[kai[0]]}
+    return {}
 
 
 def _gpus(queue, plan: Plan) -> float:
