@@ -278,6 +278,20 @@ class EnforcementAddon(_Data):
     source: str
 
 
+class ElasticAdmit(_Data):
+    project: str
+    how: str
+    source: str
+
+
+class ElasticRule(_Data):
+    """Who starts an elastic job (min_replicas below replicas) with fewer than all its replicas."""
+
+    points: float = 0.0
+    why: str = ""
+    admits: list[ElasticAdmit] = Field(default_factory=list)
+
+
 class AdmissionNote(_Data):
     admission: str
     when: str = Field(pattern="^(interactive|multi_tenant)$")
@@ -346,6 +360,7 @@ class RulesData(_Data):
     latency_routing: LatencyRouting | None = None
     batch_only: BatchOnly = Field(default_factory=BatchOnly)
     enforcement_addons: list[EnforcementAddon] = Field(default_factory=list)
+    elastic: ElasticRule = Field(default_factory=ElasticRule)
     admission_notes: list[AdmissionNote] = Field(default_factory=list)
     role_axes: list[AxisRule] = Field(default_factory=list)
     integrations: list[IntegrationRule] = Field(default_factory=list)

@@ -12,6 +12,7 @@ from placement.rules.context import (
     Context,
     PoolOption,
     costs_component,
+    elastic_admit,
     keeps_default_scheduler,
     unit_label,
 )
@@ -48,6 +49,7 @@ def explain_score(ctx: Context, cand: Candidate) -> list[ScoreItem]:
     if dsp.points and keeps_default_scheduler(ctx, sched):
         items.append(ScoreItem(factor="default_scheduler", points=dsp.points, slot=SlotName.SCHEDULING_POLICY, project=sched,
                                subject=rules.default_scheduler, reason=f"{sched} keeps the default scheduler: {dsp.why}"))
+    items.extend(_elastic_items(ctx, cand))
     for cap, entries in ctx.cap_points.items():
         if cap in cand.covered:
             slot, slug = cand.covered[cap]
@@ -74,6 +76,25 @@ def explain_score(ctx: Context, cand: Candidate) -> list[ScoreItem]:
             items.append(ScoreItem(factor="empty_slot", points=0, slot=slot, subject=slot.value,
                                    reason=rules.slot[slot].empty_reason))
     return items
+
+def _elastic_items(ctx: Context, cand: Candidate) -> list[ScoreItem]:
+    """The elastic classes' item: who starts them with fewer than all their replicas, and through which
+    field (composition.yaml `elastic`), or that nothing in the stack does."""
+    if not ctx.elastic_classes:
+        return []
+    rule = ctx.graph.rules.elastic
+    which = ", ".join(f"{w.name} ({w.min_replicas} to {w.replicas} replicas)" for w in ctx.elastic_classes)
+    adm, sched = cand.cluster.get(SlotName.ADMISSION_QUOTA), cand.cluster.get(SlotName.SCHEDULING_POLICY)
+    found = elastic_admit(ctx, sched, adm)
+    if found is None:
+        return [ScoreItem(factor="elastic", points=0, subject="elastic",
+                          reason=(f"Elastic class {which}: neither {adm or 'the admission layer'} nor {sched} starts a job with "
+                                  f"fewer than all its replicas, so it waits until every replica fits (worth {rule.points:g})."))]
+    slug, admit = found
+    return [ScoreItem(factor="elastic", points=rule.points, slot=SlotName.ADMISSION_QUOTA if slug == adm else SlotName.SCHEDULING_POLICY,
+                      project=slug, subject="elastic",
+                      reason=f"Elastic class {which}: {slug} admits it partially - {admit.how} ({admit.source}). {rule.why}")]
+
 
 # --- results --------------------------------------------------------------------------------------
 
