@@ -204,7 +204,10 @@ def build_plan(stack, workloads, pool, *, pool_given: bool) -> Plan:
             replicas=w.replicas, pods_per_replica=1, gpus_per_replica=w.gpus_per_replica, gpu_memory_gib=w.gpu_memory_gib,
             gang=w.gang, pod=pod, scheduler_name=sched_name, scheduler=scheduler,
             queues={t: t for t in tenants}, replicas_per_tenant=per_tenant, unit=p.unit.value, unit_size=p.unit_size,
+            min_replicas=w.min_replicas if w.elastic else None,
         ))
+        if w.elastic:
+            assumptions.append(elastic_assumption(plans[-1], admission, scheduler))
         capacity = {r: v * count for r, v in dp.advertised.items()}
         for t in tenants:
             quota = {}
@@ -250,6 +253,31 @@ def _components(stack, node_groups: list[NodeGroup], scheduler_slug: str) -> dic
     for s in stack.supporting:
         components.setdefault(s.project.slug, Component(project=s.project.slug, role=f"required by {s.required_by}"))
     return components
+
+
+# scheduler_core models that start a gang from its minMember and place the rest as they fit
+# (policies: place_gang / Volcano's minAvailable parts), and the admission model that admits partially.
+ELASTIC_GANG_SCHEDULERS = ("volcano", "kai", "coscheduling")
+PARTIAL_ADMISSION = "kueue"
+
+
+def elastic_assumption(w: WorkloadPlan, admission: str, scheduler: str) -> str:
+    """How an elastic class is simulated (placement/plans/scenario.py), or why it is not."""
+    head = f"Class {w.name} is elastic ({w.min_replicas} to {w.replicas} replicas)"
+    if w.kind != "training":
+        return (f"{head}, but the simulator runs {w.kind} classes as independent single-pod jobs with no minimum "
+                f"(scheduler_core/scenario/workloads.py), so its minimum is not simulated.")
+    mins = ", ".join(f"{t} {w.min_for(t)} of {n}" for t, n in w.replicas_per_tenant.items() if n)
+    how = []
+    if admission == PARTIAL_ADMISSION:
+        how.append("Kueue admits it partially down to that minimum (pod set minCount)")
+    if w.gang and scheduler in ELASTIC_GANG_SCHEDULERS:
+        how.append(f"{scheduler} binds the minimum all-or-nothing (minMember) and the other workers as they fit")
+    elif w.gang:
+        how.append(f"{scheduler} has no gang minimum in the simulator, so the minimum is not held there")
+    else:
+        how.append("pods bind one by one (no gang)")
+    return f"{head}: each tenant's job starts with at least its share of the minimum ({mins}); " + "; ".join(how) + "."
 
 
 def _claim_resource(pod: PodRequest) -> str:

@@ -6,7 +6,7 @@ shape (arrivals, durations, service times) is this module's, named below.
 
 from __future__ import annotations
 
-from placement.plans.build import simulation_mapping
+from placement.plans.build import PARTIAL_ADMISSION, simulation_mapping
 from placement.plans.models import Plan
 
 HORIZON = "24h"
@@ -71,10 +71,15 @@ def scenario_document(plan: Plan, *, name: str | None = None) -> dict:
                       "memory_request_gib": w.gpu_memory_gib, "cpu": w.pod.resources.get("cpu", 0.0),
                       "host_memory_gib": w.pod.resources.get("memory", 0.0)}
             if w.kind == "training":
-                workloads.append({**common, "kind": "training", "name": f"{tenant}", "count": 4,
-                                  "arrival": {"at": f"{i * 7}m", "every": TRAINING_EVERY}, "workers": n,
-                                  "gpus_per_worker": whole, "duration": f"{round(TRAINING_HOURS * 3600 * share)}s",
-                                  "memory_gib": round(0.9 * w.gpu_memory_gib, 3), "min_available": n if w.gang else 0})
+                least = w.min_for(tenant)  # an elastic class: the gang's minMember, Kueue's minCount
+                job = {**common, "kind": "training", "name": f"{tenant}", "count": 4,
+                       "arrival": {"at": f"{i * 7}m", "every": TRAINING_EVERY}, "workers": n,
+                       "gpus_per_worker": whole, "duration": f"{round(TRAINING_HOURS * 3600 * share)}s",
+                       "memory_gib": round(0.9 * w.gpu_memory_gib, 3),
+                       "min_available": (least or n) if w.gang else 0}
+                if least and plan.admission == PARTIAL_ADMISSION:
+                    job["min_count"] = least
+                workloads.append(job)
             elif w.kind == "online_inference":
                 workloads.append({**common, "kind": "inference", "name": tenant, "replicas": n, "gpus_per_replica": whole,
                                   "model_memory_gib": round(0.7 * w.gpu_memory_gib, 3),
