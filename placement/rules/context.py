@@ -325,6 +325,7 @@ def keeps_default_scheduler(ctx: Context, slug: str | None) -> bool:
     default = ctx.graph.rules.default_scheduler
     return slug is not None and (slug == default or default in ctx.facts(slug).requires)
 
+
 def elastic_admit(ctx: Context, sched: str | None, adm: str | None) -> tuple[str, ElasticAdmit] | None:
     """(project, how) of the stack's admission layer, else its scheduler, when it starts the request's
     elastic classes with fewer than all their replicas (composition.yaml `elastic`); None without any."""

@@ -77,6 +77,7 @@ def explain_score(ctx: Context, cand: Candidate) -> list[ScoreItem]:
                                    reason=rules.slot[slot].empty_reason))
     return items
 
+
 def _elastic_items(ctx: Context, cand: Candidate) -> list[ScoreItem]:
     """The elastic classes' item: who starts them with fewer than all their replicas, and through which
     field (composition.yaml `elastic`), or that nothing in the stack does."""

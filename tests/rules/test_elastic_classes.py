@@ -92,3 +92,9 @@ def test_a_stack_where_nothing_admits_partially_says_the_job_waits_for_every_rep
     assert [a.project.slug for a in top.slots[1:3]] == ["resource-quota", "kube-scheduler"]
     (item,) = _elastic(top)
     assert item.points == 0 and "waits until every replica fits" in item.reason
+
+
+def test_every_project_said_to_admit_elastic_jobs_is_in_the_catalog_and_cites_upstream(graph):
+    admits = graph.rules.elastic.admits
+    assert {a.project for a in admits} == {"kueue", "volcano", "kai-scheduler", "coscheduling"}
+    assert all(a.project in graph.projects and a.source.startswith("https://") for a in admits)
