@@ -83,3 +83,16 @@ def test_a_hard_pool_is_not_served_by_enforced_fractions(graph):
     result = _compose(graph, body)
     assert not result.feasible
     assert any("Fraction" in f.reason or "kai-resource-isolator" in f.reason for f in result.failures)
+
+
+def test_hamis_vgpu_is_enforced_by_the_hami_core_it_ships_and_serves_a_soft_pool(graph):
+    # guard (held on main too): HAMi's memory_compute_share is capped in the container by HAMi-core,
+    # which HAMi bundles, so it isolates memory (soft) and is never "accounting only"; source: HAMI_CORE
+    body = {"workloads": [{"name": "svc", "kind": "online_inference", "replicas": 8, "gpus_per_replica": 0.25,
+                           "gpu_memory_gib": 10, "tenants": 2}],
+            "slo": {"isolation": "soft"}, "pool": {"gpu_model": "L40S", "gpu_count": 4},
+            "constraints": {"require": ["hami"]}}
+    top = _compose(graph, body).stacks[0]
+    (pool,) = top.pools
+    assert (pool.unit.value, pool.unit_isolation, pool.data_plane) == ("memory_compute_share", "soft", "hami")
+    assert "hami-core" in graph.projects["hami"].bundles_all
