@@ -64,6 +64,11 @@ def compose_requests(slugs: list[str]) -> list[ComposeRequest]:
     notebooks = {"name": "nb", "kind": "interactive", "replicas": 8, "gpus_per_replica": 0.25, "gpu_memory_gib": 18}
     for classes in ([llm], [chat], [notebooks], [llm, chat], [llm, chat, notebooks]):
         requests.append(ComposeRequest.model_validate({"workloads": classes, "pool": {"gpu_model": "A100-80GB", "gpu_count": 64}}))
+    # issue 32: an elastic gang (min_replicas), and shares on KAI fractions enforced by the kai-resource-isolator
+    requests.append(ComposeRequest.model_validate({"workloads": [{**llm, "min_replicas": 2}],
+                                                   "pool": {"gpu_model": "A100-80GB", "gpu_count": 64}}))
+    requests.append(ComposeRequest.model_validate({"workloads": [notebooks], "slo": {"isolation": "soft"},
+                                                   "constraints": {"require": ["kai-resource-isolator"]}}))
     return [r for r in requests if all(s in slugs for s in r.constraints.require + r.constraints.exclude)]
 
 

@@ -39,6 +39,11 @@ DEVICE_FILTER = {
     "h200-141gb": "0x233510DE", "b200-180gb": "0x290110DE",
 }
 HAMI_SPLIT_COUNT = 10  # HAMi chart values.yaml deviceSplitCount default (facts §3)
+# KAI GPU sharing is off by default; the kai-resource-isolator's memory cap needs KAI's hamicore binder
+# plugin, which writes CUDA_DEVICE_MEMORY_LIMIT (kai-scheduler/KAI-Scheduler docs/gpu-sharing/README.md,
+# docs/gpu-sharing/hami/README.md: KAI >= v0.17.0).
+KAI_SHARING = {"global.gpuSharing": "true"}
+KAI_ENFORCED = {"binder.plugins.hamicore.enabled": "true"}
 VOLCANO_VGPU = "volcano-vgpu-device-plugin"
 
 # Kind of object per (workload-unit project, workload kind); None: the built-in kind below.
@@ -162,7 +167,6 @@ def build_plan(stack, workloads, pool, *, pool_given: bool) -> Plan:
     node_groups: list[NodeGroup] = []
     plans: list[WorkloadPlan] = []
     queues: list[QueuePlan] = []
-    components: dict[str, Component] = {}
     for (p, w, mechanism, choice, per_gpu, whole, share, demand_gpus), count, shape in zip(sized, counts, shapes):
         dp, pod = _data_plane(p, w, mechanism, choice, per_gpu, whole, share, spec, shape)
         labels = {"atlas.gpu/pool": p.name}
@@ -200,7 +204,10 @@ def build_plan(stack, workloads, pool, *, pool_given: bool) -> Plan:
             replicas=w.replicas, pods_per_replica=1, gpus_per_replica=w.gpus_per_replica, gpu_memory_gib=w.gpu_memory_gib,
             gang=w.gang, pod=pod, scheduler_name=sched_name, scheduler=scheduler,
             queues={t: t for t in tenants}, replicas_per_tenant=per_tenant, unit=p.unit.value, unit_size=p.unit_size,
+            min_replicas=w.min_replicas if w.elastic else None,
         ))
+        if w.elastic:
+            assumptions.append(elastic_assumption(plans[-1], admission, scheduler))
         capacity = {r: v * count for r, v in dp.advertised.items()}
         for t in tenants:
             quota = {}
@@ -213,6 +220,15 @@ def build_plan(stack, workloads, pool, *, pool_given: bool) -> Plan:
                 quota["nvidia.com/gpu"] = round(min(share * per_tenant[t], group.gpus), 3)
             queues.append(QueuePlan(name=t, tenant=t, workload=w.name, quota=quota))
     queues = _one_queue_per_team(queues, assumptions)
+    components = _components(stack, node_groups, scheduler_slug)
+    return Plan(stack=stack.title, gpu_model=pool.gpu_model, admission=admission, scheduler=scheduler,
+                node_groups=node_groups, workloads=plans, queues=queues, components=list(components.values()),
+                assumptions=assumptions, shortfalls=shortfalls)
+
+
+def _components(stack, node_groups: list[NodeGroup], scheduler_slug: str) -> dict[str, Component]:
+    """The stack's projects with the settings the plan relies on: slot members, then supporting ones."""
+    components: dict[str, Component] = {}
     for a in stack.slots:
         if a.project is not None:
             components.setdefault(a.project.slug, Component(project=a.project.slug, role=a.slot.value))
@@ -230,11 +246,39 @@ def build_plan(stack, workloads, pool, *, pool_given: bool) -> Plan:
                 settings = {"deviceSplitCount": str(dp.hami_split_count)}
             comp = components[dp.project]
             components[dp.project] = comp.model_copy(update={"settings": {**comp.settings, **settings}})
+        if dp.mechanism == "kai-fraction" and scheduler_slug in components:
+            # fractions need KAI's GPU sharing; an enforcing add-on as the data plane needs its binder plugin
+            kai = components[scheduler_slug]
+            extra = {**KAI_SHARING, **(KAI_ENFORCED if dp.project and dp.project != scheduler_slug else {})}
+            components[scheduler_slug] = kai.model_copy(update={"settings": {**kai.settings, **extra}})
     for s in stack.supporting:
         components.setdefault(s.project.slug, Component(project=s.project.slug, role=f"required by {s.required_by}"))
-    return Plan(stack=stack.title, gpu_model=pool.gpu_model, admission=admission, scheduler=scheduler,
-                node_groups=node_groups, workloads=plans, queues=queues, components=list(components.values()),
-                assumptions=assumptions, shortfalls=shortfalls)
+    return components
+
+
+# scheduler_core models that start a gang from its minMember and place the rest as they fit
+# (policies: place_gang / Volcano's minAvailable parts), and the admission model that admits partially.
+ELASTIC_GANG_SCHEDULERS = ("volcano", "kai", "coscheduling")
+PARTIAL_ADMISSION = "kueue"
+
+
+def elastic_assumption(w: WorkloadPlan, admission: str, scheduler: str) -> str:
+    """How an elastic class is simulated (placement/plans/scenario.py), or why it is not."""
+    head = f"Class {w.name} is elastic ({w.min_replicas} to {w.replicas} replicas)"
+    if w.kind != "training":
+        return (f"{head}, but the simulator runs {w.kind} classes as independent single-pod jobs with no minimum "
+                f"(scheduler_core/scenario/workloads.py), so its minimum is not simulated.")
+    mins = ", ".join(f"{t} {w.min_for(t)} of {n}" for t, n in w.replicas_per_tenant.items() if n)
+    how = []
+    if admission == PARTIAL_ADMISSION:
+        how.append("Kueue admits it partially down to that minimum (pod set minCount)")
+    if w.gang and scheduler in ELASTIC_GANG_SCHEDULERS:
+        how.append(f"{scheduler} binds the minimum all-or-nothing (minMember) and the other workers as they fit")
+    elif w.gang:
+        how.append(f"{scheduler} has no gang minimum in the simulator, so the minimum is not held there")
+    else:
+        how.append("pods bind one by one (no gang)")
+    return f"{head}: each tenant's job starts with at least its share of the minimum ({mins}); " + "; ".join(how) + "."
 
 
 def _one_queue_per_team(queues: list[QueuePlan], assumptions: list[str]) -> list[QueuePlan]:

@@ -85,6 +85,17 @@ class WorkloadPlan(_Model):
     replicas_per_tenant: dict[str, int]
     unit: str = Field(description="Resource unit, e.g. mig_instance")
     unit_size: str = Field(description="What one replica gets, in words")
+    # Elastic classes only; left out of dumps (and so of the digest) when unset.
+    min_replicas: int | None = Field(None, exclude_if=lambda v: v is None,
+                                     description="Elastic job: the fewest replicas it starts with; `replicas` is the most")
+
+    def min_for(self, tenant: str) -> int | None:
+        """An elastic class's minimum for one tenant's job: the class's minimum scaled to the tenant's
+        share of its replicas, rounded up (at least 1, at most the tenant's replicas); None if not elastic."""
+        n = self.replicas_per_tenant.get(tenant, 0)
+        if self.min_replicas is None or self.min_replicas >= self.replicas or not n:
+            return None
+        return min(n, max(1, -(-self.min_replicas * n // self.replicas)))
 
 
 class QueuePlan(_Model):

@@ -6,6 +6,7 @@ shape (arrivals, durations, service times) is this module's, named below.
 
 from __future__ import annotations
 
+from placement.plans.build import PARTIAL_ADMISSION, simulation_mapping
 from placement.plans.models import Plan
 
 HORIZON = "24h"
@@ -80,10 +81,15 @@ def scenario_document(plan: Plan, *, name: str | None = None) -> dict:
                       "memory_request_gib": w.gpu_memory_gib, "cpu": w.pod.resources.get("cpu", 0.0),
                       "host_memory_gib": w.pod.resources.get("memory", 0.0)}
             if w.kind == "training":
-                workloads.append({**common, "kind": "training", "name": label, "count": 4,
-                                  "arrival": {"at": f"{i * 7}m", "every": TRAINING_EVERY}, "workers": n,
-                                  "gpus_per_worker": whole, "duration": f"{round(TRAINING_HOURS * 3600 * share)}s",
-                                  "memory_gib": round(0.9 * w.gpu_memory_gib, 3), "min_available": n if w.gang else 0})
+                least = w.min_for(tenant)  # an elastic class: the gang's minMember, Kueue's minCount
+                job = {**common, "kind": "training", "name": label, "count": 4,
+                       "arrival": {"at": f"{i * 7}m", "every": TRAINING_EVERY}, "workers": n,
+                       "gpus_per_worker": whole, "duration": f"{round(TRAINING_HOURS * 3600 * share)}s",
+                       "memory_gib": round(0.9 * w.gpu_memory_gib, 3),
+                       "min_available": (least or n) if w.gang else 0}
+                if least and plan.admission == PARTIAL_ADMISSION:
+                    job["min_count"] = least
+                workloads.append(job)
             elif w.kind == "online_inference":
                 workloads.append({**common, "kind": "inference", "name": label, "replicas": n, "gpus_per_replica": whole,
                                   "model_memory_gib": round(0.7 * w.gpu_memory_gib, 3),
@@ -112,7 +118,7 @@ def scenario_document(plan: Plan, *, name: str | None = None) -> dict:
                                                         for r, v in q.quota.items() if not r.startswith("claim:")}}]}
             for q in plan.queues]}
     per_group = {g.name: _data_plane(g) for g in plan.node_groups}
-    return {
+    document = {
         "name": (name or f"plan-{plan.digest}")[:120],
         "description": f"Rendered from plan {plan.digest} of stack {plan.stack}.",
         "seed": 1, "horizon": HORIZON,
@@ -122,6 +128,20 @@ def scenario_document(plan: Plan, *, name: str | None = None) -> dict:
         "tenants": list(tenants.values()),
         "workloads": workloads,
     }
+    parameters = _parameters(plan)
+    if parameters:
+        document["parameters"] = parameters
+    return document
+
+
+def _parameters(plan: Plan) -> dict:
+    """Model parameters the plan's data planes decide: KAI fractions whose memory an add-on caps
+    (simulation.yaml oom_scope) fail only the pod past its fraction, not the whole card."""
+    scopes = simulation_mapping().get("oom_scope", {})
+    kai = [g.data_plane.project for g in plan.node_groups if g.data_plane.mechanism == "kai-fraction"]
+    if kai and all(p in scopes for p in kai) and len({scopes[p] for p in kai}) == 1:
+        return {"kai_oom_scope": scopes[kai[0]]}
+    return {}
 
 
 def _gpus(queue, plan: Plan) -> float:

@@ -58,6 +58,7 @@ from placement.rules.context import (
     PoolOption,
     SearchBudget,
     admission_units,
+    elastic_points,
     keeps_default_scheduler,
     local_score,
     resolve,
@@ -413,7 +414,7 @@ def score_parts(s: Feasible) -> SearchSpace:
     for sched in s.scheduling:
         for adm in s.admission:
             part = make_part(ctx, [(SlotName.SCHEDULING_POLICY, sched), (SlotName.ADMISSION_QUOTA, adm)],
-                             dsp if keeps_default_scheduler(ctx, sched) else 0.0)
+                             (dsp if keeps_default_scheduler(ctx, sched) else 0.0) + elastic_points(ctx, sched, adm))
             cluster_parts.append((sched, adm, part))
     native = graph.rules.native_handoff.points
     pool_parts = [

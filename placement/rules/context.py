@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from placement.catalog.schemas import RESOURCE_UNIT_LABELS, ContractPoint, ResourceUnit, format_error_location
-from placement.rules.data import ProfileRule, SlotName
+from placement.rules.data import ElasticAdmit, ProfileRule, SlotName
 from placement.rules.errors import RulesInputError
 from placement.rules.graph import CatalogGraph, ProjectFacts
 from placement.rules.models import (
@@ -110,6 +110,8 @@ class Context:
     cap_slot: dict[str, SlotName] = field(default_factory=dict)  # capability -> slot of its owning layer
     workloads: list[WorkloadClass] = field(default_factory=list)
     gang_classes: list[str] = field(default_factory=list)  # classes that need all-or-nothing placement
+    elastic_classes: list[WorkloadClass] = field(default_factory=list)  # min_replicas below replicas
+    elastic_by: dict[str, ElasticAdmit] = field(default_factory=dict)  # who admits them partially (when any)
 
     @property
     def required_cap_set(self) -> set[str]:
@@ -281,6 +283,8 @@ def resolve(graph: CatalogGraph, request: ComposeRequest) -> Context:
         cap_slot=capability_slots(graph),
         workloads=workloads,
         gang_classes=gangs,
+        elastic_classes=[w for w in workloads if w.elastic],
+        elastic_by={a.project: a for a in rules.elastic.admits} if any(w.elastic for w in workloads) else {},
     )
 
 
@@ -322,6 +326,20 @@ def unit_score(ctx: Context, unit: ResourceUnit) -> float:
 def keeps_default_scheduler(ctx: Context, slug: str | None) -> bool:
     default = ctx.graph.rules.default_scheduler
     return slug is not None and (slug == default or default in ctx.facts(slug).requires)
+
+
+def elastic_admit(ctx: Context, sched: str | None, adm: str | None) -> tuple[str, ElasticAdmit] | None:
+    """(project, how) of the stack's admission layer, else its scheduler, when it starts the request's
+    elastic classes with fewer than all their replicas (composition.yaml `elastic`); None without any."""
+    for slug in (adm, sched):
+        if slug in ctx.elastic_by:
+            return slug, ctx.elastic_by[slug]
+    return None
+
+
+def elastic_points(ctx: Context, sched: str | None, adm: str | None) -> float:
+    return ctx.graph.rules.elastic.points if ctx.elastic_by and elastic_admit(ctx, sched, adm) else 0.0
+
 
 def admission_units(f: ProjectFacts) -> frozenset[ResourceUnit]:
     """Units an admission project can count in quota: the units it gates Bind for, else its units."""

@@ -23,7 +23,7 @@ from placement.rules.context import (
     admission_units,
     unit_label,
 )
-from placement.rules.data import ProjectInterface, SlotName
+from placement.rules.data import CarriedUnit, ProjectInterface, SlotName
 from placement.rules.feasibility import mig_profile_name
 from placement.rules.graph import CONTROL_MAP
 from placement.rules.models import CheckPoint, ContractCheck, Rejection, SlotFailure
@@ -46,10 +46,28 @@ def _iface(ctx: Context, slug: str | None) -> ProjectInterface | None:
     return ctx.graph.rules.interfaces.get(slug) if slug else None
 
 
+def _carried(ctx: Context, opt: PoolOption, binders) -> tuple[str, CarriedUnit] | None:
+    """(binder, how) when the pool's unit is handed out by one of `binders` on a device the handoff
+    advertises and allocates as another unit (interfaces.yaml `carries`), and not by the handoff itself."""
+    h = ctx.facts(opt.handoff)
+    both = h.role_units(ContractPoint.ADVERTISE) & h.role_units(ContractPoint.ALLOCATE)
+    if opt.unit in both:
+        return None
+    for slug in binders:
+        iface = _iface(ctx, slug)
+        carried = iface.carries.get(opt.unit) if iface else None
+        if carried is not None and carried.carrier in both and opt.handoff in carried.handoffs:
+            return slug, carried
+    return None
+
+
 def resource_names(ctx: Context, opt: PoolOption) -> list[str]:
     """The names the pool's handoff advertises for its unit, e.g. nvidia.com/mig-3g.40gb."""
     iface = _iface(ctx, opt.handoff)
     names = list(iface.advertises.get(opt.unit, ())) if iface else []
+    carried = None if names else _carried(ctx, opt, sorted(ctx.graph.rules.interfaces))
+    if carried is not None:  # the carrier's resource names, and what a pod asks with
+        return [*(iface.advertises.get(carried[1].carrier, ()) if iface else ()), *carried[1].names]
     if not names:
         return [f"{unit_label(opt.unit)} via {opt.handoff}"]
     if not any("{mig}" in n for n in names):
@@ -156,16 +174,19 @@ def contract_failure(ctx: Context, cand: Candidate) -> str | None:
     sched = cand.cluster.get(SlotName.SCHEDULING_POLICY)
     for opt in cand.pools:
         h, label = ctx.facts(opt.handoff), unit_label(opt.unit)
-        if opt.unit not in h.role_units(ContractPoint.ADVERTISE):
+        binders = binders_of(ctx, cand, opt)
+        # a binder may hand the unit out on a device the handoff delivers as another unit
+        carried = _carried(ctx, opt, binders)
+        if opt.unit not in h.role_units(ContractPoint.ADVERTISE) and carried is None:
             return f"Advertise fails: {h.slug} does not advertise {label}"
-        if not binders_of(ctx, cand, opt):
+        if not binders:
             return f"Bind fails: {sched} cannot bind {label}"
         conflict = binder_conflict(ctx, sched, _stack_members(cand, opt), opt)
         if conflict:
             return conflict
         if adm is not None and opt.unit not in admission_units(ctx.facts(adm)):
             return f"Quota fails: {adm} cannot count {label} ({', '.join(resource_names(ctx, opt))}) in quota"
-        if opt.unit not in h.role_units(ContractPoint.ALLOCATE):
+        if opt.unit not in h.role_units(ContractPoint.ALLOCATE) and carried is None:
             return f"Allocate fails: {h.slug} does not allocate {label}"
         extra = _extra_allocator(ctx, cand, opt)
         if extra and not extra[1]:
@@ -205,11 +226,16 @@ def contract_checks(ctx: Context, cand: Candidate) -> list[ContractCheck]:
     for opt in cand.pools:
         h, names = ctx.facts(opt.handoff), resource_names(ctx, opt)
         h_iface = _iface(ctx, opt.handoff)
-        checks.append(_check(
-            CheckPoint.ADVERTISE, opt, [h.slug],
-            f"{h.ref.name} advertises {', '.join(names)} on the {opt.pool.name} pool's nodes: {h.role_how.get(ContractPoint.ADVERTISE, '')}",
-            names, h_iface.source if h_iface else "catalog contract_points"))
         binders = binders_of(ctx, cand, opt)
+        carried = _carried(ctx, opt, binders)
+        # a carried unit: the handoff advertises the carrier device, the binder hands the unit out on it
+        shown = [n for n in names if n not in carried[1].names] if carried else names
+        advertise = f"{h.ref.name} advertises {', '.join(shown)} on the {opt.pool.name} pool's nodes: {h.role_how.get(ContractPoint.ADVERTISE, '')}"
+        if carried:
+            advertise += (f" {ctx.facts(carried[0]).ref.name} hands out {unit_label(opt.unit)} on it; pods ask with "
+                          f"the {' or '.join(carried[1].names)}.")
+        checks.append(_check(CheckPoint.ADVERTISE, opt, [h.slug, carried[0] if carried else None], advertise,
+                             names, h_iface.source if h_iface else "catalog contract_points"))
         s_iface = _iface(ctx, sched)
         field = f"spec.schedulerName: {s_iface.scheduler_name}" if s_iface and s_iface.scheduler_name else f"spec.schedulerName: {sched}"
         rewrites = [m for m in dict.fromkeys(x for x in _stack_members(cand, opt) if x)
@@ -226,11 +252,13 @@ def contract_checks(ctx: Context, cand: Candidate) -> list[ContractCheck]:
                 for s in binders) + note,
             [field], s_iface.source if s_iface else "catalog contract_points"))
         extra = _extra_allocator(ctx, cand, opt)
-        allocate = f"{h.ref.name} allocates {', '.join(names)} to the container: {h.role_how.get(ContractPoint.ALLOCATE, '')}"
+        allocate = f"{h.ref.name} allocates {', '.join(shown)} to the container: {h.role_how.get(ContractPoint.ALLOCATE, '')}"
         if extra:
             allocate += f" One allocator per resource: {extra[0]}'s own device plugin is disabled on these nodes ({extra[1]})."
-        checks.append(_check(CheckPoint.ALLOCATE, opt, [h.slug], allocate, names,
-                             (h_iface.source if h_iface else "catalog contract_points")))
+        if carried:
+            allocate += f" {ctx.facts(carried[0]).ref.name}: {carried[1].how}."
+        checks.append(_check(CheckPoint.ALLOCATE, opt, [h.slug, carried[0] if carried else None], allocate, names,
+                             carried[1].source if carried else (h_iface.source if h_iface else "catalog contract_points")))
         if adm:
             a_iface = _iface(ctx, adm)
             if a_iface and opt.unit == ResourceUnit.DRA_DEVICE and a_iface.dra_quota:

@@ -104,10 +104,22 @@ class GangRule(_Data):
 # --- interfaces.yaml -----------------------------------------------------------------------------
 
 
+class CarriedUnit(_Data):
+    """A unit a scheduler's binder hands to containers on a device that a device handoff advertises and
+    allocates as another unit (KAI's fractions ride on a whole GPU held by its reservation pod)."""
+
+    carrier: ResourceUnit = Field(description="The unit the device handoff advertises and allocates (to the holder pod)")
+    handoffs: list[str] = Field(description="The device handoffs whose carrier devices the binder hands out (NVIDIA_VISIBLE_DEVICES)")
+    names: list[str] = Field(description="What a pod asks with (annotations), beside the carrier's resource names")
+    how: str
+    source: str
+
+
 class ProjectInterface(_Data):
     """The concrete interface facts of one project (fixtures/rules/interfaces.yaml)."""
 
     advertises: dict[ResourceUnit, list[str]] = Field(default_factory=dict)
+    carries: dict[ResourceUnit, CarriedUnit] = Field(default_factory=dict)
     binder: str | None = None
     scheduler_name: str | None = None
     inside: bool = False
@@ -262,7 +274,22 @@ class EnforcementAddon(_Data):
     project: str
     unit: ResourceUnit
     isolation: Isolation
+    note: str = Field(description="What it enforces and what stays shared, said beside the unit's points")
     source: str
+
+
+class ElasticAdmit(_Data):
+    project: str
+    how: str
+    source: str
+
+
+class ElasticRule(_Data):
+    """Who starts an elastic job (min_replicas below replicas) with fewer than all its replicas."""
+
+    points: float = 0.0
+    why: str = ""
+    admits: list[ElasticAdmit] = Field(default_factory=list)
 
 
 class AdmissionNote(_Data):
@@ -333,6 +360,7 @@ class RulesData(_Data):
     latency_routing: LatencyRouting | None = None
     batch_only: BatchOnly = Field(default_factory=BatchOnly)
     enforcement_addons: list[EnforcementAddon] = Field(default_factory=list)
+    elastic: ElasticRule = Field(default_factory=ElasticRule)
     admission_notes: list[AdmissionNote] = Field(default_factory=list)
     role_axes: list[AxisRule] = Field(default_factory=list)
     integrations: list[IntegrationRule] = Field(default_factory=list)

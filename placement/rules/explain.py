@@ -13,11 +13,12 @@ from placement.rules.context import (
     Context,
     PoolOption,
     costs_component,
+    elastic_admit,
     keeps_default_scheduler,
     unit_label,
 )
 from placement.rules.data import SlotName
-from placement.rules.feasibility import unit_size
+from placement.rules.feasibility import enforced_by, unit_size
 from placement.rules.models import (
     ContractCheck,
     PoolPlan,
@@ -56,9 +57,11 @@ def explain_score(ctx: Context, cand: Candidate) -> list[ScoreItem]:
     items: list[ScoreItem] = []
     for opt in cand.pools:
         who = opt.data_plane or opt.handoff
+        addon = enforced_by(ctx, opt.unit, opt.data_plane)
+        enforced = f" With {addon.project}: {addon.note}" if addon else ""
         for points, why in ctx.unit_points.get(opt.unit, ()):
             items.append(ScoreItem(factor="unit_fit", points=points, slot=SlotName.DATA_PLANE_UNIT, project=who,
-                                   subject=opt.unit.value, reason=f"{opt.pool.name} pool on {unit_label(opt.unit)}: {why}"))
+                                   subject=opt.unit.value, reason=f"{opt.pool.name} pool on {unit_label(opt.unit)}: {why}{enforced}"))
         if ctx.facts(opt.handoff).primary_unit == opt.unit and rules.native_handoff.points:
             items.append(ScoreItem(factor="native_handoff", points=rules.native_handoff.points, slot=SlotName.DEVICE_HANDOFF,
                                    project=opt.handoff, subject=opt.handoff,
@@ -68,6 +71,7 @@ def explain_score(ctx: Context, cand: Candidate) -> list[ScoreItem]:
     if dsp.points and keeps_default_scheduler(ctx, sched):
         items.append(ScoreItem(factor="default_scheduler", points=dsp.points, slot=SlotName.SCHEDULING_POLICY, project=sched,
                                subject=rules.default_scheduler, reason=f"{_name(ctx, sched)} keeps the default scheduler: {dsp.why}"))
+    items.extend(_elastic_items(ctx, cand))
     for cap, entries in ctx.cap_points.items():
         if cap in cand.covered:
             slot, slug = cand.covered[cap]
@@ -95,7 +99,33 @@ def explain_score(ctx: Context, cand: Candidate) -> list[ScoreItem]:
                                    reason=rules.slot[slot].empty_reason))
     return items
 
+
+def _elastic_items(ctx: Context, cand: Candidate) -> list[ScoreItem]:
+    """The elastic classes' item: who starts them with fewer than all their replicas, and through which
+    field (composition.yaml `elastic`), or that nothing in the stack does."""
+    if not ctx.elastic_classes:
+        return []
+    rule = ctx.graph.rules.elastic
+    which = ", ".join(f"{w.name} ({w.min_replicas} to {w.replicas} replicas)" for w in ctx.elastic_classes)
+    adm, sched = cand.cluster.get(SlotName.ADMISSION_QUOTA), cand.cluster.get(SlotName.SCHEDULING_POLICY)
+    found = elastic_admit(ctx, sched, adm)
+    if found is None:
+        return [ScoreItem(factor="elastic", points=0, subject="elastic",
+                          reason=(f"Elastic class {which}: neither {adm or 'the admission layer'} nor {sched} starts a job with "
+                                  f"fewer than all its replicas, so it waits until every replica fits (worth {rule.points:g})."))]
+    slug, admit = found
+    return [ScoreItem(factor="elastic", points=rule.points, slot=SlotName.ADMISSION_QUOTA if slug == adm else SlotName.SCHEDULING_POLICY,
+                      project=slug, subject="elastic",
+                      reason=f"Elastic class {which}: {slug} admits it partially - {admit.how} ({admit.source}). {rule.why}")]
+
+
 # --- results --------------------------------------------------------------------------------------
+
+
+def _unit_isolation(ctx: Context, opt: PoolOption) -> str:
+    """The unit's isolation, or the isolation the pool's enforcement add-on gives it (composition.yaml)."""
+    addon = enforced_by(ctx, opt.unit, opt.data_plane)
+    return addon.isolation.value if addon else ctx.graph.rules.unit[opt.unit].isolation
 
 
 def stack_title(ctx: Context, cand: Candidate) -> str:
@@ -188,7 +218,7 @@ def to_stack(ctx: Context, cand: Candidate, rank: int, why_rank: str, items: lis
                 slots.append(SlotAssignment(slot=slot, project=None, why=graph.rules.slot[slot].empty_reason))
     pools = [
         PoolPlan(
-            name=o.pool.name, isolation=list(o.pool.accepts), unit=o.unit, unit_isolation=graph.rules.unit[o.unit].isolation,
+            name=o.pool.name, isolation=list(o.pool.accepts), unit=o.unit, unit_isolation=_unit_isolation(ctx, o),
             gpus=o.pool.gpus, data_plane=o.data_plane, device_handoff=o.handoff, serves=o.pool.serves,
             workload=o.pool.workload.name if o.pool.workload else None, unit_size=unit_size(ctx, o.pool, o.unit),
         )

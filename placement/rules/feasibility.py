@@ -21,7 +21,7 @@ from placement.rules.context import (
     unit_list,
     unit_score,
 )
-from placement.rules.data import Isolation, SlotName
+from placement.rules.data import EnforcementAddon, Isolation, SlotName
 from placement.rules.models import Rejection, SlotFailure
 from scheduler_core.hardware import UnknownGpuModel, gpu_spec
 
@@ -99,6 +99,30 @@ def enforcers(ctx: Context, unit: ResourceUnit, spec: PoolSpec) -> list[str]:
     return [e.project for e in ctx.graph.rules.enforcement_addons
             if e.unit == unit and e.isolation in spec.accepts and e.project in ctx.graph.projects
             and e.project not in ctx.excluded]
+
+
+def enforced_by(ctx: Context, unit: ResourceUnit, data_plane: str | None) -> EnforcementAddon | None:
+    """The enforcement add-on rule when the pool's data plane is the add-on that enforces its unit."""
+    return next((e for e in ctx.graph.rules.enforcement_addons if e.unit == unit and e.project == data_plane), None)
+
+
+def carriers(ctx: Context, unit: ResourceUnit, binders) -> dict[str, ResourceUnit]:
+    """device handoff -> the unit it delivers that one of `binders` hands `unit` out on
+    (interfaces.yaml `carries`: KAI's fractions on a whole GPU its reservation pod holds)."""
+    found = {}
+    for slug in binders:
+        iface = ctx.graph.rules.interfaces.get(slug)
+        carried = iface.carries.get(unit) if iface else None
+        if carried is not None:
+            found.update({h: carried.carrier for h in carried.handoffs if h not in found})
+    return found
+
+
+def hands_out(ctx: Context, slug: str, unit: ResourceUnit, carried: dict | None = None) -> bool:
+    """The device handoff advertises and allocates `unit`, or the unit a binder carries it on (`carried`)."""
+    f = ctx.facts(slug)
+    both = f.role_units(ContractPoint.ADVERTISE) & f.role_units(ContractPoint.ALLOCATE)
+    return unit in both or (carried is not None and carried.get(slug) in both)
 
 
 def acceptable_units(ctx: Context, spec: PoolSpec) -> list[ResourceUnit]:
@@ -243,10 +267,9 @@ def pool_options(ctx: Context, spec: PoolSpec, companions: set[str], unusable=No
                 if ctx.facts(slug).primary_unit == unit:
                     ctx.reject(SlotName.DEVICE_HANDOFF, slug, reason)
             continue
-        handoffs = [
-            s for s in handoffs_all
-            if unit in ctx.facts(s).role_units(ContractPoint.ADVERTISE) and unit in ctx.facts(s).role_units(ContractPoint.ALLOCATE)
-        ]
+        # a kept scheduler's binder may hand the unit out on a device another unit's handoff delivers
+        carried = carriers(ctx, unit, sorted(companions))
+        handoffs = [s for s in handoffs_all if hands_out(ctx, s, unit, carried)]
         if rule.needs_data_plane_project:
             planes: list[str | None] = [
                 s for s in planes_all
@@ -357,9 +380,10 @@ def diagnose_pool(ctx: Context, spec: PoolSpec) -> SlotFailure:
                     f"{ctx.pool.gpu_model} GPUs."),
             rejected=rejections(ctx, SlotName.DATA_PLANE_UNIT),
         )
+    schedulers = [s for s in graph.slot_candidates[SlotName.SCHEDULING_POLICY] if s not in ctx.excluded]
     handoff_units = {
         u for s in graph.slot_candidates[SlotName.DEVICE_HANDOFF] if s not in ctx.excluded
-        for u in ctx.facts(s).role_units(ContractPoint.ADVERTISE) & ctx.facts(s).role_units(ContractPoint.ALLOCATE)
+        for u in ResourceUnit if hands_out(ctx, s, u, carriers(ctx, u, schedulers))
     }
     if not handoff_units & set(acceptable):
         return SlotFailure(

@@ -282,7 +282,8 @@ class SupportingComponent(_Model):
 
 class ScoreItem(_Model):
     factor: str = Field(
-        description="unit_fit, native_handoff, default_scheduler, capability, missing_capability, component_cost, empty_slot."
+        description=("unit_fit, native_handoff, default_scheduler, capability, missing_capability, component_cost, empty_slot, "
+                     "elastic (who admits an elastic class partially; only for requests with one).")
     )
     points: float
     slot: SlotName | None = None

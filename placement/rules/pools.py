@@ -34,6 +34,9 @@ KIND_PROFILE = {
     WorkloadKind.INTERACTIVE: "interactive",
 }
 MIXED_PROFILE = "mixed"
+# Kinds whose replicas form one job that may be admitted with fewer (Kueue partial admission of a Job's
+# parallelism, a PodGroup's minMember/minAvailable below its pods): batch jobs, not services.
+ELASTIC_KINDS = (WorkloadKind.TRAINING, WorkloadKind.BATCH_INFERENCE)
 
 
 def profile_for(request: ComposeRequest) -> str | None:
@@ -65,12 +68,23 @@ def check_workloads(rules: RulesData, workloads: list[WorkloadClass], pool: Pool
                 f"{w.gpu_memory_gib:g} GiB per GPU is above the {biggest.memory_gb} GB of {where}; split the model "
                 f"over more GPUs per replica (tensor parallelism) instead"
             ]
+        if w.min_replicas is not None and w.min_replicas > w.replicas:
+            errors[f"workloads[{i}].min_replicas"] = [
+                f"min_replicas {w.min_replicas} is above replicas {w.replicas}: replicas is the most an elastic job grows to"
+            ]
+        elif w.min_replicas is not None and w.kind not in ELASTIC_KINDS:
+            errors[f"workloads[{i}].min_replicas"] = [
+                f"Elastic jobs are {' or '.join(k.value for k in ELASTIC_KINDS)} classes; a {w.kind.value} class's replica "
+                f"range is autoscaling, not a job admitted partially"
+            ]
     return errors
 
 
 def _serves(w: WorkloadClass) -> str:
     per = f"{w.gpus_per_replica:g} GPU share" if w.shares_a_gpu else f"{w.whole_gpus} GPU{'s' if w.whole_gpus > 1 else ''}"
     extra = [x for x, on in (("gang", w.gang), ("peer-to-peer", w.peer_to_peer)) if on]
+    if w.elastic:
+        extra.append(f"elastic from {w.min_replicas} replicas")
     if w.p99_ms:
         extra.append(f"P99 {w.p99_ms:g} ms")
     return (f"{w.name}: {w.replicas} x {per}, {w.gpu_memory_gib:g} GiB per GPU ({w.kind.value}"

@@ -21,6 +21,7 @@ from placement.rules.context import (
     PoolOption,
     admission_units,
     costs_component,
+    elastic_points,
     keeps_default_scheduler,
     unit_label,
 )
@@ -105,6 +106,7 @@ def evaluate(ctx: Context, cand: Candidate, contracts: bool = True) -> str | Non
             score += rules.native_handoff.points
     if keeps_default_scheduler(ctx, cand.cluster.get(SlotName.SCHEDULING_POLICY)):
         score += ctx.profile.default_scheduler_points.points
+    score += elastic_points(ctx, cand.cluster.get(SlotName.SCHEDULING_POLICY), cand.cluster.get(SlotName.ADMISSION_QUOTA))
     covered: dict[str, tuple[SlotName | None, str]] = {}
     assigned = cand.assignments()
     owner_slot = ctx.cap_slot

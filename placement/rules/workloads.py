@@ -100,6 +100,15 @@ class WorkloadClass(BaseModel):
                                       "minItems": 1, "maxItems": MAX_NAMED_TEAMS}]},
     )
 
+    # Optional and left out of dumps when unset, so a request without it reads and answers as before.
+    min_replicas: int | None = Field(
+        None, ge=1, le=100000, exclude_if=lambda v: v is None,
+        description=(
+            "Elastic job (training or batch_inference): the fewest replicas it may start and keep running with; "
+            "`replicas` is then the most it grows to. Unset: every replica is needed (not elastic)."
+        ),
+    )
+
     @field_validator("tenants", mode="before")
     @classmethod
     def _teams(cls, value: Any) -> Any:
@@ -111,6 +120,11 @@ class WorkloadClass(BaseModel):
         if value > 1 and value != int(value):
             raise ValueError("above 1 GPU a replica uses whole GPUs: give a whole number, or a share below 1")
         return value
+
+    @property
+    def elastic(self) -> bool:
+        """The job may start, and run, with fewer replicas than it asks for (min_replicas below replicas)."""
+        return self.min_replicas is not None and self.min_replicas < self.replicas
 
     @property
     def shares_a_gpu(self) -> bool:
