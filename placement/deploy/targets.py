@@ -107,6 +107,15 @@ COMPONENTS: dict[str, Component] = {c.project: c for c in (
               deployments=("kuberay-operator",)),
 )}
 
+# Plan components another component installs (its operand or what its chart ships): nothing of their own to install.
+DELIVERED_BY = {
+    "nvidia-device-plugin": "gpu-operator", "nvidia-container-toolkit": "gpu-operator", "dcgm-exporter": "gpu-operator",
+    "mig": "gpu-operator", "cuda-mps": "gpu-operator", "time-slicing": "gpu-operator", "hami-core": "hami",
+    "nvidia-dra-driver": "k8s-dra-driver-gpu",
+}
+# Parts of Kubernetes itself (kube-scheduler, the Job controller): on every cluster the bundle targets.
+IN_KUBERNETES = {"kube-scheduler"}
+
 # The training operator (v1) ships as kustomize manifests, not a chart.
 TRAINING_OPERATOR_KUSTOMIZE = "github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4"
 TRAINING_OPERATOR_LOCAL = "kubeflow-trainer/v1.9.4/manifests/overlays/standalone"
