@@ -107,6 +107,8 @@ def _plan_settings(files: list[ExportFile], plan) -> None:
     for component in plan.components:
         target = charts.get(component.project)
         for key, value in sorted(component.settings.items()) if target is not None else ():
+            if key not in t.HELM_SETTINGS.get(component.project, ()):
+                continue
             _set(target.values, key, yaml.safe_load(value) if isinstance(value, str) else value)
 
 

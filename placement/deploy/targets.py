@@ -113,6 +113,9 @@ DELIVERED_BY = {
     "mig": "gpu-operator", "cuda-mps": "gpu-operator", "time-slicing": "gpu-operator", "hami-core": "hami",
     "nvidia-dra-driver": "k8s-dra-driver-gpu",
 }
+# Plan settings (Component.settings) that are Helm values of the component's chart, by dotted key; the
+# others (device plugin config, MIG labels) are rendered by the data-plane files in their own shape.
+HELM_SETTINGS = {"kai-scheduler": ("global.gpuSharing", "binder.plugins.hamicore.enabled")}
 # Parts of Kubernetes itself (kube-scheduler, the Job controller): on every cluster the bundle targets.
 IN_KUBERNETES = {"kube-scheduler"}
 
