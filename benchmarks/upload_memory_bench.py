@@ -145,10 +145,10 @@ def main() -> None:
         print(f"process with Django and the importer loaded: {base} MiB; target: under {TARGET_MIB:.0f} MiB (256 MB)")
         pad = pad_to_budget(nodes, 150_000)
         cases = {
-            "kubectl": dict(mib=args.mib, bulky=True),
-            "most-pods": dict(most=150_000),
-            "worst": dict(most=150_000, pad=pad, waste=True),
-            "past-budget": dict(most=150_000, pad=pad + 12, waste=True),
+            "kubectl": {"mib": args.mib, "bulky": True},
+            "most-pods": {"most": 150_000},
+            "worst": {"most": 150_000, "pad": pad, "waste": True},
+            "past-budget": {"most": 150_000, "pad": pad + 12, "waste": True},
         }
         worst = 0
         for name, shape in cases.items():

@@ -14,6 +14,7 @@ its limit: with the parser's bound on one object's size, that bounds an upload's
 from __future__ import annotations
 
 import sys
+import time
 from typing import NamedTuple
 
 from placement.deploy import targets as t
@@ -49,6 +50,10 @@ class TooMuchKept(ValueError):
     """What one upload keeps passed the limit of its Kept."""
 
 
+class ReadTooLong(ValueError):
+    """Reading one upload passed the seconds of its Kept."""
+
+
 _SLOT = 48  # a table entry: hash, key and value pointers, its share of the index and the spare room
 
 
@@ -63,15 +68,19 @@ def _size(value) -> int:
 
 class Kept:
     """The records one upload keeps, in bytes, each distinct string and shared value counted once;
-    `limit` None counts without refusing (documents handed over already parsed)."""
+    `limit` None counts without refusing (documents handed over already parsed). With `seconds`,
+    reading the upload is refused once it has taken that long (checked as each record is kept)."""
 
-    def __init__(self, limit: int | None = None):
-        self.limit, self.bytes = limit, 0
+    def __init__(self, limit: int | None = None, seconds: float | None = None):
+        self.limit, self.bytes, self.seconds = limit, 0, seconds
+        self._deadline = None if seconds is None else time.monotonic() + seconds
         self._strings: dict[str, str] = {}
         self._shared: dict = {}
 
     def add(self, size: int) -> None:
         self.bytes += size
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            raise ReadTooLong(f"reading it took longer than {self.seconds:g} s")
         if self.limit is not None and self.bytes > self.limit:
             raise TooMuchKept(f"the names, labels and requests the import keeps from it pass {self.limit // 2**20} MiB")
 

@@ -18,8 +18,8 @@ from placement.deploy.services.bundles import stack_export
 from placement.deploy.services.imports import (
     check_file_roles,
     decode_snapshot_file,
-    snapshot_scenario,
     snapshot_limits,
+    snapshot_scenario,
     snapshot_summary,
     upload_budget,
 )

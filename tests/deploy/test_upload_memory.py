@@ -90,6 +90,13 @@ def test_the_import_page_refuses_an_upload_past_the_budget_and_says_why(client, 
     assert "Up to 128 MiB per file and 5,000 nodes and 150,000 pods per cluster" in limits
 
 
+def test_an_upload_that_takes_too_long_to_read_is_refused_before_gunicorn_would_kill_the_worker(settings):
+    settings.ATLAS_SNAPSHOT_READ_SECONDS = 0.0
+    with pytest.raises(ValidationError) as exc:
+        decode_snapshot_file(_listed([_pod(0)]), "pods_file", "pods", imports.upload_budget())
+    assert "This snapshot is too slow to import: reading it took longer than 0 s" in _problem(exc)
+
+
 def test_what_the_budget_counts_is_at_least_what_the_records_hold():
     pods = _listed([_pod(i, name_pad=i % 50) for i in range(10_000)])
     gc.collect()

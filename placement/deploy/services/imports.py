@@ -4,11 +4,20 @@ whole snapshot was understood."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from placement.common.parsing import ParseProblem, load_json_stream
 from placement.deploy.cluster_import import SnapshotInvalid, cluster_scenario
-from placement.deploy.snapshot_objects import Kept, TooMuchKept, identity, node_item, pod_item, queue_object
+from placement.deploy.snapshot_objects import (
+    Kept,
+    ReadTooLong,
+    TooMuchKept,
+    identity,
+    node_item,
+    pod_item,
+    queue_object,
+)
 
 MAX_SNAPSHOT_BYTES = 128 * 1024 * 1024  # a 5,000-node cluster's nodes and pods are ~20 MB each
 MAX_ERRORS_SHOWN = 50
@@ -34,8 +43,9 @@ def snapshot_limits() -> dict:
 
 
 def upload_budget() -> Kept:
-    """What one upload may keep: share it between the files of one snapshot."""
-    return Kept(MAX_KEPT_BYTES)
+    """What one upload may keep, and how long it may take to read: share it between the files of
+    one snapshot (settings.ATLAS_SNAPSHOT_READ_SECONDS)."""
+    return Kept(MAX_KEPT_BYTES, settings.ATLAS_SNAPSHOT_READ_SECONDS)
 
 
 _READERS = {"nodes": node_item, "pods": pod_item, "queues": queue_object}
@@ -66,8 +76,11 @@ def decode_snapshot_file(source, field: str, kind: str = "pods", kept: Kept | No
         problem = f"Not JSON (the output of kubectl get ... -o json): {exc}" if exc.syntax else str(exc)
         raise ValidationError({field: [problem]}) from None
     except TooMuchKept as exc:
-        raise ValidationError({field: [f"This snapshot is too large to import: {exc} (a cluster at Kubernetes' "
-                                       "limits, 5,000 nodes and 150,000 pods, keeps about 70 MiB)."]}) from None
+        raise ValidationError({field: [(f"This snapshot is too large to import: {exc} (a cluster at Kubernetes' "
+                                        "limits, 5,000 nodes and 150,000 pods, keeps about 70 MiB).")]}) from None
+    except ReadTooLong as exc:
+        raise ValidationError({field: [(f"This snapshot is too slow to import: {exc} (a cluster at Kubernetes' "
+                                        "limits reads in under 10 s); nothing was imported.")]}) from None
 
 
 def snapshot_scenario(nodes, pods, queues=None, *, name: str = "imported-cluster", horizon: str = "24h") -> dict:
