@@ -19,6 +19,20 @@ every figure, hello's most.
 
 Targets (issue 7): project list throughput >= 50% of hello's and its p99 < 50 ms. Exit status 1
 when the list misses either.
+
+    tools/test_services.sh run -- .venv/bin/python benchmarks/api_bench.py --issue37
+
+The load run of issue 37 instead: exactly these five, wrk with 16 connections for 20 s each against
+gunicorn with 2 sync workers (Redis as the cache when tools/test_services.sh or BENCH_REDIS gives
+one), printing requests/s and errors per endpoint (non-2xx/3xx answers, wrk's "Non-2xx or 3xx
+responses", plus socket errors: connect, read, write, timeout) and the load average when each
+endpoint's run ended. Target: 0 errors; exit status 1 otherwise.
+
+  project list    GET  /api/v1/projects/
+  project detail  GET  /api/v1/projects/kueue/
+  compare         POST /api/v1/compare/          {"slugs": ["hami", "volcano"]}
+  compose         POST /api/v1/stacks/compose/   {"profile": "training"}
+  /map/           GET  /map/                     the layer map page
 """
 
 from __future__ import annotations
@@ -47,6 +61,13 @@ ENDPOINTS = [
     ("project list", "GET", "/api/v1/projects/", None),
     ("project detail", "GET", "/api/v1/projects/kueue/", None),
     ("compose", "POST", "/api/v1/stacks/compose/", COMPOSE_BODY),
+]
+LOAD_37 = [
+    ("project list", "GET", "/api/v1/projects/", None),
+    ("project detail", "GET", "/api/v1/projects/kueue/", None),
+    ("compare", "POST", "/api/v1/compare/", {"slugs": ["hami", "volcano"]}),
+    ("compose", "POST", "/api/v1/stacks/compose/", COMPOSE_BODY),
+    ("/map/", "GET", "/map/", None),
 ]
 
 
@@ -89,10 +110,10 @@ def wait_for(url: str, timeout: float = 30.0) -> None:
     raise SystemExit(f"gunicorn did not answer {url}")
 
 
-def warm_up(base: str) -> None:
+def warm_up(base: str, endpoints: list = ENDPOINTS) -> None:
     """Each worker builds the rules graph and fills its connection on first use; not measured."""
     for _ in range(20):
-        for _, method, path, body in ENDPOINTS:
+        for _, method, path, body in endpoints:
             data = json.dumps(body).encode() if body is not None else None
             request = urllib.request.Request(base + path, data=data, method=method, headers={"Content-Type": "application/json"})
             with urllib.request.urlopen(request, timeout=30) as response:
@@ -111,6 +132,9 @@ def _ms(text: str) -> float:
 
 def wrk(base: str, method: str, path: str, body, duration: int, connections: int, headers: dict | None = None) -> dict:
     args = ["wrk", f"-t{min(2, connections)}", f"-c{connections}", f"-d{duration}s", "--latency"]
+    # wrk's default 2 s timeout (counted as a socket error), unless WRK_TIMEOUT says otherwise
+    if os.environ.get("WRK_TIMEOUT"):
+        args += ["--timeout", os.environ["WRK_TIMEOUT"]]
     for name, value in (headers or {}).items():
         args += ["-H", f"{name}: {value}"]
     script = None
@@ -178,13 +202,71 @@ def pyload(base: str, method: str, path: str, body, duration: int, connections: 
     }
 
 
+def socket_errors(text: str) -> int:
+    """wrk's "connect 0, read 0, write 0, timeout 3" as one count."""
+    return sum(int(n) for n in re.findall(r"\d+", text))
+
+
+def load_37(args) -> int:
+    """Issue 37's load run: the five endpoints, 16 connections x 20 s, 2 workers; 0 errors."""
+    pg = bench_pg()
+    env = {**os.environ, "DATABASE_URL": f"{pg}/{DB_NAME}", "DJANGO_SETTINGS_MODULE": "benchmarks.api_bench_settings",
+           "DJANGO_DEBUG": "0", "PYTHONPATH": str(ROOT)}
+    env.pop("CELERY_BROKER_URL", None)
+    env.pop("ATLAS_CACHE_URL", None)
+    redis = os.environ.get("BENCH_REDIS") or os.environ.get("ATLAS_TEST_BROKER_URL", "").rsplit("/", 1)[0]
+    if redis:
+        env["ATLAS_CACHE_URL"] = f"{redis}/14"
+    if not args.keep_db:
+        prepare_database(pg, env)
+    # DEBUG off: /map/ links the content-hashed static files collected as on deploy.
+    run([PYTHON, "manage.py", "collectstatic", "--noinput", "-v0"], env)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    gunicorn = shutil.which("gunicorn", path=str(Path(PYTHON).parent)) or "gunicorn"
+    server = subprocess.Popen([gunicorn, "config.wsgi:application", "-w", str(args.workers), "-b", f"127.0.0.1:{port}",
+                               "--worker-class", "sync", "--timeout", "30", "--log-level", "warning"], cwd=ROOT, env=env)
+    results, loads = {}, {}
+    try:
+        wait_for(base + "/api/v1/")
+        warm_up(base, LOAD_37)
+        measure = wrk if shutil.which("wrk") else pyload
+        for name, method, path, body in LOAD_37:
+            results[name] = measure(base, method, path, body, args.duration, args.connections)
+            loads[name] = os.getloadavg()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    tool = "wrk" if shutil.which("wrk") else "python threads (wrk not installed)"
+    timeout = os.environ.get("WRK_TIMEOUT", "2s (wrk's default)")
+    print(f"\nissue 37 load run: gunicorn {args.workers} sync workers, PostgreSQL {DB_NAME} (full catalog), cache: "
+          f"{'Redis' if redis else 'local memory'}; {tool}, {args.connections} connections x {args.duration} s per endpoint, "
+          f"timeout {timeout}; {os.cpu_count()} CPUs\n")
+    print(f"{'endpoint':<16}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'requests':>10}{'non-2xx/3xx':>13}{'socket err':>12}"
+          f"{'errors':>8}  load average after")
+    errors = 0
+    for name, r in results.items():
+        bad = r["bad"] + socket_errors(r["socket_errors"])
+        errors += bad
+        load = loads[name]
+        print(f"{name:<16}{r['rps']:>9.1f}{r['p50']:>9.1f}{r['p99']:>9.1f}{r['requests']:>10}{r['bad']:>13}"
+              f"{socket_errors(r['socket_errors']):>12}{bad:>8}  {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(f"\nerrors in all: {errors} (target 0): {'met' if errors == 0 else 'MISSED'}")
+    return 0 if errors == 0 else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--duration", type=int, default=10, help="seconds per endpoint")
-    parser.add_argument("--connections", type=int, default=4, help="concurrent keep-alive connections")
+    parser.add_argument("--duration", type=int, default=None, help="seconds per endpoint (10; --issue37: 20)")
+    parser.add_argument("--connections", type=int, default=None, help="concurrent keep-alive connections (4; --issue37: 16)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--keep-db", action="store_true", help="reuse atlas_bench as it is")
+    parser.add_argument("--issue37", action="store_true", help="issue 37's load run (see above)")
     args = parser.parse_args()
+    if args.issue37:
+        args.duration, args.connections = args.duration or 20, args.connections or 16
+        return load_37(args)
+    args.duration, args.connections = args.duration or 10, args.connections or 4
 
     pg = bench_pg()
     env = {

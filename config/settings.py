@@ -178,6 +178,11 @@ ATLAS_PDF_TIMEOUT = float(os.environ.get("ATLAS_PDF_TIMEOUT", "20"))
 ATLAS_COMPOSE_POOL_COMBINATIONS = int(os.environ.get("ATLAS_COMPOSE_POOL_COMBINATIONS", "8000"))
 ATLAS_COMPOSE_COMBINATIONS = int(os.environ.get("ATLAS_COMPOSE_COMBINATIONS", "100000"))
 
+# A cluster upload's files are read in the web worker: past this many seconds of reading the upload
+# is refused, well before gunicorn's 30 s timeout would kill the worker (150,000 pods read in ~7 s
+# on a loaded 2-core machine; 128 MiB of the slowest JSON to parse would take ~80 s).
+ATLAS_SNAPSHOT_READ_SECONDS = float(os.environ.get("ATLAS_SNAPSHOT_READ_SECONDS", "20"))
+
 # Simulation runs: a run whose worker wrote no progress for this long is requeued (once) or failed.
 ATLAS_RUN_HEARTBEAT_TIMEOUT = int(os.environ.get("ATLAS_RUN_HEARTBEAT_TIMEOUT", "120"))
 ATLAS_RUN_MAX_ATTEMPTS = int(os.environ.get("ATLAS_RUN_MAX_ATTEMPTS", "2"))

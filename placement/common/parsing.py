@@ -116,16 +116,22 @@ class _Stream:
         self.file, self.chunk = fileobj, chunk
         self.decoder = codecs.getincrementaldecoder("utf-8")()
         self.buf, self.pos, self.eof, self.consumed = "", 0, False, 0
+        self.dropped = 0  # characters read and dropped before buf: buf[i] is character dropped + i
 
-    def fill(self) -> None:
-        data = self.file.read(self.chunk)
+    def fill(self, size: int = 0) -> None:
+        data = self.file.read(size or self.chunk)
         try:
             text = self.decoder.decode(data or b"", final=not data)
         except UnicodeDecodeError as exc:
             offset = self.consumed + len(self.buf.encode()) + exc.start
             raise ParseProblem(f"not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset {offset:,}") from None
         self.consumed += len(self.buf[: self.pos].encode())
+        self.dropped += self.pos
         self.buf, self.pos, self.eof = self.buf[self.pos:] + text, 0, not data
+
+    def at(self) -> int:
+        """Characters read so far."""
+        return self.dropped + self.pos
 
     def peek(self) -> str:
         while True:
@@ -139,38 +145,58 @@ class _Stream:
             raise ParseProblem(f"expected {char!r}", where, syntax=True)
         self.pos += 1
 
-    def value(self, decoder: json.JSONDecoder, where: str):
-        """One JSON value; reads more while the value runs past the buffer."""
+    def value(self, decoder: json.JSONDecoder, where: str, limit: int | None = None, too_big: str = ""):
+        """One JSON value; reads more while the value runs past the buffer, and refuses it once it
+        runs past `limit` characters (its tree is never built), with `too_big` as the reason."""
         while True:
             self.peek()
             try:
                 value, end = decoder.raw_decode(self.buf, self.pos)
             except _NeedMore:
-                self.fill()
+                self.more(limit, where, too_big)
                 continue
             except json.JSONDecodeError as exc:
                 truncated = exc.pos >= len(self.buf) - 1 or exc.msg.startswith("Unterminated")
                 if truncated and not self.eof:
-                    self.fill()
+                    self.more(limit, where, too_big)
                     continue
                 raise ParseProblem(exc.msg, where, syntax=True) from None
             except RecursionError:
                 raise ParseProblem("nested too deeply to read", where) from None
             if end >= len(self.buf) and not self.eof:  # a number may go on in the next chunk
-                self.fill()
+                self.more(limit, where, too_big)
                 continue
+            if limit is not None and end - self.pos > limit:
+                raise ParseProblem(too_big or _too_big(limit), where)
             self.pos = end
             return value
 
+    def more(self, limit: int | None, where: str, too_big: str = "") -> None:
+        """Read on for a value that runs past the buffer: as much again as it already spans (so a
+        large value is parsed about twice, not once per chunk), never past `limit` by more than a chunk."""
+        span = len(self.buf) - self.pos
+        if limit is not None and span > limit:
+            raise ParseProblem(too_big or _too_big(limit), where)
+        grow = max(self.chunk, span)
+        self.fill(grow if limit is None else min(grow, max(self.chunk, limit + 1 - span)))
+
+
+def _too_big(limit: int) -> str:
+    return f"an object of more than {limit / 2**20:g} MiB of JSON (a node or a pod is a few KiB)"
+
 
 def load_json_stream(fileobj, *, prune=None, max_items: int | None = None, what: str = "items",
-                     chunk: int = 1 << 20):
+                     max_value_chars: int | None = None, chunk: int = 1 << 16):
     """A JSON document read from a binary file with bounded memory: a Kubernetes List's `items`
     (or a top-level array) is decoded one item at a time and each item is passed through
     `prune(item)` (keep only what the caller reads) before the next is read, so the raw bytes, the
     text and the full tree are never held together. The same bounds as load_json; a problem inside
     an item is located as `items[N]`. More than `max_items` items are refused as soon as they are
-    seen (`what` names them in the message)."""
+    seen (`what` names them in the message). An item of more than `max_value_chars` characters is
+    refused before its tree is built, and so is a document whose values outside `items` add up to
+    more: the tree of one value is the most held besides what `prune` keeps. A value that runs past
+    the buffer is parsed again from its start once the buffer has grown by as much as it spans, so
+    a refused value was parsed at most `max_value_chars` + `chunk` characters far."""
     problem_at: dict = {}
 
     def bounded_int(digits: str) -> int:
@@ -198,13 +224,24 @@ def load_json_stream(fileobj, *, prune=None, max_items: int | None = None, what:
             problem_at["where"] = f"{label}[{len(items)}]"
             if max_items is not None and len(items) >= max_items:
                 raise ParseProblem(f"more than {max_items:,} {what}", label)
-            items.append(keep(stream.value(decoder, problem_at["where"])))
+            items.append(keep(stream.value(decoder, problem_at["where"], max_value_chars)))
             following = stream.peek()
             stream.pos += 1
             if following == "]":
                 return items
             if following != ",":
                 raise ParseProblem("expected ',' or ']'", problem_at["where"], syntax=True)
+
+    outside = 0  # characters of the document outside `items`
+
+    def outer_value(where: str):
+        nonlocal outside
+        start = stream.at()
+        left = None if max_value_chars is None else max_value_chars - outside
+        value = stream.value(decoder, where, left, f"values outside `items` of more than {max_value_chars / 2**20:g} MiB "
+                                                   "of JSON in all (a List's metadata is a few bytes)")
+        outside += stream.at() - start
+        return value
 
     first = stream.peek()
     if first == "[":
@@ -216,16 +253,15 @@ def load_json_stream(fileobj, *, prune=None, max_items: int | None = None, what:
             if document:
                 stream.take(",", "(document)")
             problem_at["where"] = "(document)"
-            key = stream.value(decoder, "(document)")
+            key = outer_value("(document)")
             if not isinstance(key, str):
                 raise ParseProblem("expected a key", "(document)", syntax=True)
             stream.take(":", "(document)")
-            document[key] = read_array("items") if key == "items" and stream.peek() == "[" else \
-                stream.value(decoder, key)
+            document[key] = read_array("items") if key == "items" and stream.peek() == "[" else outer_value(key)
         stream.pos += 1
     else:
         problem_at["where"] = "(document)"
-        document = stream.value(decoder, "(document)")
+        document = outer_value("(document)")
     if stream.peek() != "":
         raise ParseProblem("extra data after the document", syntax=True)
     return document

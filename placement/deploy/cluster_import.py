@@ -18,29 +18,35 @@ from dataclasses import dataclass, field
 
 from placement.deploy import targets as t
 from placement.deploy.data_plane import GFD_PRODUCTS
-from placement.deploy.quantity import parse_quantity
-from placement.deploy.queues import ObjectInvalid, kai_queue, kueue_cluster_queue, kueue_local_queue, volcano_queue
+from placement.deploy.queues import (
+    ObjectInvalid,
+    kai_queue,
+    kueue_cluster_queue,
+    kueue_local_queue,
+    volcano_queue,
+)
+from placement.deploy.snapshot_objects import (
+    LWS_GROUP_INDEX,
+    OWNER_KINDS,
+    QUEUE_KINDS,
+    Kept,
+    NodeItem,
+    OwnerItem,
+    PodItem,
+    group_kind,
+    identity,
+    node_item,
+    owner_item,
+    pod_item,
+    shape_problem,
+)
 from scheduler_core import mig as migmod
 from scheduler_core.hardware import GPU_SPECS
 
 PRODUCTS = {v.lower(): k for k, v in GFD_PRODUCTS.items()}
 SHARING_STRATEGY = "nvidia.com/gpu.sharing-strategy"   # GFD: none | time-slicing | mps
 GPU_REPLICAS = "nvidia.com/gpu.replicas"
-ACTIVE_PHASES = ("Pending", "Running")
-# Objects that own GPU pods and may carry the queue label (kubectl get jobs,jobsets,... -A -o json), in the
-# pods or the queues file: (API group, kind).
-OWNER_KINDS = {("batch", "Job"), ("jobset.x-k8s.io", "JobSet"), ("ray.io", "RayJob"), ("ray.io", "RayCluster"),
-               ("ray.io", "RayService"), ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"), ("apps", "Deployment"),
-               ("apps", "StatefulSet"), ("apps", "ReplicaSet"), ("kubeflow.org", "PyTorchJob"), ("kubeflow.org", "MPIJob"),
-               ("batch.volcano.sh", "Job")}
-# Pod label -> the kind of object it names (when that object is not in the snapshot).
-OWNER_LABELS = (("jobset.sigs.k8s.io/jobset-name", "JobSet"), ("training.kubeflow.org/job-name", "PyTorchJob"),
-                ("leaderworkerset.sigs.k8s.io/name", "LeaderWorkerSet"), ("volcano.sh/job-name", "VolcanoJob"),
-                ("ray.io/cluster", "RayCluster"), ("job-name", "Job"), ("batch.kubernetes.io/job-name", "Job"))
 SERVICE_KINDS = {"Deployment", "StatefulSet", "ReplicaSet", "LeaderWorkerSet", "RayService"}
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
-KAI_QUEUE = "kai.scheduler/queue"
 # A snapshot holds no traffic: services are imported with no requests and a loose SLO; set
 # arrival_rate, service_time and slo in the scenario to study latency.
 SERVICE_DEFAULTS = {"arrival_rate": 0.0, "service_time": {"mean": "50ms"}, "slo": {"p99": "1s"}}
@@ -50,10 +56,27 @@ class UnknownGpu(ValueError):
     """A GPU product the hardware model does not know: the node is left out and reported."""
 
 
+class Problems(list):
+    """The problems found, the first MAX_KEPT of them as text (a file of 150,000 broken pods would
+    otherwise hold 150,000 messages); `total` counts them all."""
+
+    MAX_KEPT = 1000
+
+    def __init__(self):
+        super().__init__()
+        self.total = 0
+
+    def append(self, problem: str) -> None:
+        self.total += 1
+        if len(self) < self.MAX_KEPT:
+            super().append(problem)
+
+
 class SnapshotInvalid(ValueError):
     def __init__(self, errors: list[str]):
-        self.errors = errors
-        super().__init__(f"{len(errors)} problem(s) in the cluster snapshot:\n" + "\n".join(f"  {e}" for e in errors))
+        self.errors = list(errors)
+        self.total = max(getattr(errors, "total", 0), len(self.errors))  # problems found, kept as text or not
+        super().__init__(f"{self.total} problem(s) in the cluster snapshot:\n" + "\n".join(f"  {e}" for e in self.errors))
 
 
 @dataclass
@@ -79,59 +102,9 @@ def _items(doc, source: str, errors: list[str]) -> list:
     return []
 
 
-# Fields whose JSON type kubectl always prints the same way; an object that lies about one is
-# refused by name instead of failing deep in the reader.
-_OBJECT_FIELDS = ("metadata", "metadata.labels", "metadata.annotations", "spec", "status",
-                  "status.capacity", "status.allocatable")
-_STRING_FIELDS = ("metadata.name", "metadata.namespace", "spec.nodeName", "status.phase", "kind", "apiVersion")
-_STRING_MAPS = ("metadata.labels", "metadata.annotations")
-
-
-def _field(obj: dict, path: str):
-    for part in path.split("."):
-        obj = obj.get(part) if isinstance(obj, dict) else None
-    return obj
-
-
-def shape_problem(obj: dict) -> str | None:
-    """The first field whose JSON type is not the one Kubernetes prints, as 'field: expected ...'."""
-    for path in _OBJECT_FIELDS:
-        value = _field(obj, path)
-        if value is not None and not isinstance(value, dict):
-            return f"{path}: expected an object, got {type(value).__name__}"
-    for path in _STRING_FIELDS:
-        value = _field(obj, path)
-        if value is not None and not isinstance(value, str):
-            return f"{path}: expected a string, got {type(value).__name__}"
-    for path in _STRING_MAPS:
-        for key, value in (_field(obj, path) or {}).items():
-            if not isinstance(value, str):
-                return f"{path}.{key}: expected a string, got {type(value).__name__}"
-    containers = _field(obj, "spec.containers")
-    if containers is not None:
-        if not isinstance(containers, list) or not all(isinstance(c, dict) for c in containers):
-            return "spec.containers: expected a list of objects"
-        for n, container in enumerate(containers):
-            resources = container.get("resources")
-            if resources is not None and not isinstance(resources, dict):
-                return f"spec.containers[{n}].resources: expected an object, got {type(resources).__name__}"
-            for part in ("requests", "limits"):
-                value = (resources or {}).get(part)
-                if value is not None and not isinstance(value, dict):
-                    return f"spec.containers[{n}].resources.{part}: expected an object, got {type(value).__name__}"
-    refs = _field(obj, "metadata.ownerReferences")
-    if refs is not None and (not isinstance(refs, list) or not all(isinstance(r, dict) for r in refs)):
-        return "metadata.ownerReferences: expected a list of objects"
-    return None
-
-
 def _where(source: str, index: int, obj) -> str:
-    meta = obj.get("metadata") if isinstance(obj, dict) else None
-    meta = meta if isinstance(meta, dict) else {}
-    name, namespace = meta.get("name"), meta.get("namespace")
-    name = name if isinstance(name, str) else None
-    namespace = namespace if isinstance(namespace, str) else None
-    kind = obj.get("kind", "object") if isinstance(obj, dict) else "object"
+    kind, namespace, name = identity(obj)
+    kind = kind or "object"
     return f"{source}: items[{index}] ({kind} {namespace + '/' if namespace else ''}{name or '?'})"
 
 
@@ -210,10 +183,10 @@ def _mig_from_labels(labels: dict, model: str, count: int) -> tuple[list[dict], 
     return [{"devices": "all", "layout": [str(p) for p in layout.placements]}], count
 
 
-def _data_plane(labels: dict, annotations: dict, mig: list[dict]) -> dict:
+def _data_plane(labels: dict, hami_registered: bool, mig: list[dict]) -> dict:
     strategy = labels.get(t.MIG_STRATEGY)
     sharing = labels.get(SHARING_STRATEGY, "none")
-    if labels.get(t.HAMI_NODE) == "on" or any(k.startswith("hami.io/node-nvidia") for k in annotations):
+    if labels.get(t.HAMI_NODE) == "on" or hami_registered:
         return {"mechanism": "hami"}
     if sharing in ("time-slicing", "mps"):
         replicas = int(labels.get(GPU_REPLICAS, "2"))
@@ -252,25 +225,17 @@ def read_nodes(doc, errors: list[str], source: str = "nodes.json", left_out: dic
     node_group: dict[str, str] = {}
     left_out = {} if left_out is None else left_out
     cpu_only = 0
+    kept = Kept()
     for i, node in enumerate(_items(doc, source, errors)):
+        node = node if isinstance(node, NodeItem) else node_item(node, kept)
         where = _Where(source, i, node)
-        if not isinstance(node, dict) or node.get("kind", "Node") != "Node" or not str(node.get("apiVersion", "v1")).startswith("v1"):
-            errors.append(f"{where}: kind: expected a v1 Node")
+        if node.problem:
+            errors.append(f"{where}: {node.problem}")
             continue
-        if problem := shape_problem(node):
-            errors.append(f"{where}: {problem}")
-            continue
-        meta = node.get("metadata") or {}
-        labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
-        name = meta.get("name")
-        if not name:
-            errors.append(f"{where}: metadata.name: missing")
-            continue
-        capacity = (node.get("status") or {}).get("capacity") or {}
-        gpu_capacity = any(k.startswith("nvidia.com/") for k in capacity)
-        if t.GPU_PRODUCT not in labels and labels.get(t.GPU_PRESENT) != "true" and not gpu_capacity:
+        if node.labels is None:
             cpu_only += 1
             continue
+        labels, name = node.labels, node.name
         try:
             if t.GPU_PRODUCT not in labels:
                 raise ObjectInvalid(f"metadata.labels.{t.GPU_PRODUCT}", "missing on a GPU node (is GPU Feature Discovery running?)")
@@ -279,7 +244,7 @@ def read_nodes(doc, errors: list[str], source: str = "nodes.json", left_out: dic
             mig, physical = _mig_from_labels(labels, model, count)
             if physical > 16:
                 raise ObjectInvalid(f"metadata.labels.{t.GPU_COUNT}", f"{physical} GPUs per node (at most 16 modelled)")
-            plane = _data_plane(labels, annotations, mig)
+            plane = _data_plane(labels, node.hami, mig)
         except UnknownGpu as exc:
             left_out[name] = str(exc)
             continue
@@ -302,89 +267,16 @@ def read_nodes(doc, errors: list[str], source: str = "nodes.json", left_out: dic
     return list(groups.values()), node_group, cpu_only
 
 
-@dataclass
-class _PodRequest:
-    gpus: int = 0
-    mig_profile: str | None = None
-    memory_mib: float | None = None
-    cores: int | None = None
-    fraction: float | None = None
-    dra: bool = False
-
-
-def _pod_request(pod: dict) -> _PodRequest | None:
-    """The pod's GPU request (largest container), None for a pod that asks for no GPU."""
-    spec = pod.get("spec") or {}
-    req = _PodRequest()
-    found = False
-    for container in spec.get("containers") or []:
-        resources = container.get("resources") or {}
-        asked = {**(resources.get("requests") or {}), **(resources.get("limits") or {})}
-        for key, value in asked.items():
-            if not key.startswith("nvidia.com/"):
-                continue
-            try:
-                amount = parse_quantity(value)
-            except ValueError:
-                raise ObjectInvalid(f"spec.containers.{container.get('name')}.resources.{key}", f"{value!r} is not a quantity") from None
-            found = True
-            if key in ("nvidia.com/gpu", "nvidia.com/gpu.shared"):
-                req.gpus += int(amount)
-            elif key.startswith("nvidia.com/mig-"):
-                req.mig_profile = key[len("nvidia.com/mig-"):]
-                req.gpus += int(amount)
-            elif key == "nvidia.com/gpumem":
-                req.memory_mib = amount
-            elif key == "nvidia.com/gpucores":
-                req.cores = int(amount)
-        if resources.get("claims"):
-            found, req.dra = True, True
-    fraction = ((pod.get("metadata") or {}).get("annotations") or {}).get("gpu-fraction")
-    if fraction is not None:
-        try:
-            req.fraction = float(fraction)
-        except ValueError:
-            raise ObjectInvalid("metadata.annotations.gpu-fraction", f"{fraction!r} is not a number") from None
-        found, req.gpus = True, max(req.gpus, 1)
-    if not found:
-        return None
-    if req.gpus < 1:
-        req.gpus = 1  # a HAMi pod that names memory only still takes one vGPU
-    return req
-
-
-def _group_kind(obj) -> tuple[str, str]:
-    return str(obj.get("apiVersion", "")).split("/")[0] if "/" in str(obj.get("apiVersion", "")) else "", obj.get("kind", "")
-
-
-def owner_index(items: list) -> dict[tuple[str, str, str], dict]:
-    """(namespace, kind, name) -> owner object (Job, JobSet, RayJob, LWS, Deployment, ...)."""
+def owner_index(items: list, kept: Kept | None = None) -> dict[tuple[str, str, str], OwnerItem]:
+    """(namespace, kind, name) -> owner (Job, JobSet, RayJob, LWS, Deployment, ...)."""
+    kept = kept or Kept()
     out = {}
     for obj in items:
-        if isinstance(obj, dict) and _group_kind(obj) in OWNER_KINDS and not shape_problem(obj):
-            meta = obj.get("metadata") or {}
-            kind = "VolcanoJob" if _group_kind(obj) == ("batch.volcano.sh", "Job") else obj["kind"]
-            if meta.get("name"):
-                out[(meta.get("namespace") or "default", kind, meta["name"])] = obj
+        if isinstance(obj, dict) and group_kind(obj) in OWNER_KINDS:
+            obj = owner_item(obj, kept)
+        if isinstance(obj, OwnerItem) and not obj.problem and obj.name:
+            out[(obj.namespace or "default", obj.index_kind, obj.name)] = obj
     return out
-
-
-def _parent(meta: dict, namespace: str) -> tuple[str, str] | None:
-    """The (kind, name) that controls an object: its controller ownerReference, else its labels."""
-    labels = meta.get("labels") or {}
-    refs = [r for r in meta.get("ownerReferences") or [] if r.get("name")]
-    ref = next((r for r in refs if r.get("controller")), refs[0] if refs else None)
-    if ref is not None:
-        kind, name = ref.get("kind", ""), ref["name"]
-        if kind == "Job" and str(ref.get("apiVersion", "")).startswith("batch.volcano.sh"):
-            kind = "VolcanoJob"
-        return kind, name
-    if labels.get("ray.io/originated-from-cr-name") and labels.get("ray.io/originated-from-crd"):
-        return labels["ray.io/originated-from-crd"], labels["ray.io/originated-from-cr-name"]
-    for key, kind in OWNER_LABELS:
-        if labels.get(key) and not (kind == "Job" and labels.get(key) == meta.get("name")):
-            return kind, labels[key]
-    return None
 
 
 def _above_from_labels(kind: str, labels: dict) -> tuple[str, str] | None:
@@ -399,13 +291,12 @@ def _above_from_labels(kind: str, labels: dict) -> tuple[str, str] | None:
     return None
 
 
-def owner_chain(pod: dict, index: dict) -> list[tuple[str, str, dict]]:
-    """The pod's owners from the nearest up: (kind, name, metadata, {} when not in the snapshot)."""
-    meta = pod.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    namespace = meta.get("namespace") or "default"
-    chain: list[tuple[str, str, dict]] = []
-    parent = _parent(meta, namespace)
+def owner_chain(pod: PodItem, index: dict) -> list[tuple[str, str, dict[str, str]]]:
+    """The pod's owners from the nearest up: (kind, name, the queues it names; {} when not in the snapshot)."""
+    labels = dict(pod.labels or ())
+    namespace = pod.namespace or "default"
+    chain: list[tuple[str, str, dict[str, str]]] = []
+    parent = pod.parent
     while parent is not None and len(chain) < 5:  # Pod <- ReplicaSet <- Deployment, Pod <- Job <- JobSet, ...
         kind, name = parent
         obj = index.get((namespace, kind, name))
@@ -416,42 +307,28 @@ def owner_chain(pod: dict, index: dict) -> list[tuple[str, str, dict]]:
             parent = ("Deployment", name[: -len(hash_) - 1] if hash_ and name.endswith("-" + hash_)
                       else re.sub(r"-[a-z0-9]{5,10}$", "", name))
             continue
-        owner_meta = (obj.get("metadata") or {}) if obj else {}
-        chain.append((kind, name, owner_meta))
-        parent = _parent(owner_meta, namespace) if obj else _above_from_labels(kind, labels)
+        chain.append((kind, name, dict(obj.queues or ()) if obj else {}))
+        parent = obj.parent if obj else _above_from_labels(kind, labels)
     return chain
 
 
-def _queues_on(meta: dict, spec: dict | None = None) -> dict[str, str]:
-    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
-    out = {}
-    if labels.get(QUEUE_LABEL):
-        out["kueue"] = labels[QUEUE_LABEL]
-    if annotations.get(VOLCANO_QUEUE):
-        out["volcano"] = annotations[VOLCANO_QUEUE]
-    if labels.get(KAI_QUEUE):
-        out["kai"] = labels[KAI_QUEUE]
-    return out
+class _Owner:
+    """The GPU pods of one top owner as its workload reads them: the first pod's request, node group,
+    host request and priority, how many pods, whether all share the first one's node group, and a
+    LeaderWorkerSet's replica groups (one small record per owner, not a list of its pods)."""
 
+    __slots__ = ("kind", "priority", "request", "group", "host", "count", "one_group", "lws_groups")
 
-def _host_request(pod: dict) -> tuple[float, float]:
-    """(CPU cores, host memory GiB) the pod requests (requests, else limits, summed over containers)."""
-    cpu = memory = 0.0
-    for container in (pod.get("spec") or {}).get("containers") or []:
-        resources = container.get("resources") or {}
-        asked = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
-        for key, value in (("cpu", asked.get("cpu")), ("memory", asked.get("memory"))):
-            if value is None:
-                continue
-            try:
-                amount = parse_quantity(value)
-            except ValueError:
-                raise ObjectInvalid(f"spec.containers.{container.get('name')}.resources.{key}", f"{value!r} is not a quantity") from None
-            if key == "cpu":
-                cpu += amount
-            else:
-                memory += amount / 2**30
-    return round(cpu, 3), round(memory, 3)
+    def __init__(self, kind: str, priority: int, request, group: str | None, host: tuple[float, float]):
+        self.kind, self.priority, self.request, self.group, self.host = kind, priority, request, group, host
+        self.count, self.one_group = 0, True
+        self.lws_groups: set[str] | None = set() if kind == "LeaderWorkerSet" else None
+
+    def add(self, group: str | None, lws_group: str) -> None:
+        self.count += 1
+        self.one_group = self.one_group and group == self.group
+        if self.lws_groups is not None:
+            self.lws_groups.add(lws_group)
 
 
 def read_pods(doc, node_group: dict[str, str], groups: dict[str, _Group], errors: list[str],
@@ -462,40 +339,28 @@ def read_pods(doc, node_group: dict[str, str], groups: dict[str, _Group], errors
     The queue is read from the pod or from the object that owns it (Kueue's queue-name sits on the
     Job, JobSet, RayJob, LeaderWorkerSet or Deployment); a workload is named after its top owner."""
     items = _items(doc, source, errors)
+    kept = Kept()
     index = dict(owners_index or {})
-    index.update(owner_index(items))
+    index.update(owner_index(items, kept))
     left_out = left_out or {}
-    owners: dict[tuple[str, str], dict] = {}
+    owners: dict[tuple[str, str], _Owner] = {}
     tenant_queue: dict[str, dict[str, str]] = {}
     pods_read = 0
     for i, pod in enumerate(items):
-        where = _Where(source, i, pod)
-        if isinstance(pod, dict) and _group_kind(pod) in OWNER_KINDS:
+        if isinstance(pod, OwnerItem) or isinstance(pod, dict) and group_kind(pod) in OWNER_KINDS:
             continue  # an owner object listed with the pods (kubectl get pods,jobs,... -o json)
-        if not isinstance(pod, dict) or pod.get("kind", "Pod") != "Pod" or not str(pod.get("apiVersion", "v1")).startswith("v1"):
-            errors.append(f"{where}: kind: expected a v1 Pod")
+        pod = pod if isinstance(pod, PodItem) else pod_item(pod, kept)
+        where = _Where(source, i, pod)
+        if pod.problem:
+            errors.append(f"{where}: {pod.problem}")
             continue
-        if problem := shape_problem(pod):
-            errors.append(f"{where}: {problem}")
-            continue
-        meta = pod.get("metadata") or {}
-        if not meta.get("name") or not meta.get("namespace"):
-            errors.append(f"{where}: metadata: a pod needs a name and a namespace (use kubectl get pods -A -o json)")
-            continue
-        if (pod.get("status") or {}).get("phase", "Pending") not in ACTIVE_PHASES:
-            continue
-        try:
-            request = _pod_request(pod)
-            host = _host_request(pod) if request is not None else (0.0, 0.0)
-        except ObjectInvalid as exc:
-            errors.append(f"{where}: {exc}")
-            continue
+        request = pod.request
         if request is None:
-            continue
+            continue  # no GPU asked, or finished
         if problem := _too_many_gpus(request, groups):  # a bound, see _too_many_gpus
             errors.append(f"{where}: {problem}")
             continue
-        node = (pod.get("spec") or {}).get("nodeName")
+        node = pod.node
         if node in left_out:
             continue  # on a node left out (a GPU model not modelled): reported with the node
         if node and node not in node_group:
@@ -508,61 +373,63 @@ def read_pods(doc, node_group: dict[str, str], groups: dict[str, _Group], errors
                 errors.append(f"{where}: resources: nvidia.com/mig-{request.mig_profile} is not a MIG profile of {group.gpu}")
                 continue
         pods_read += 1
-        namespace = meta["namespace"]
+        namespace = pod.namespace
         chain = owner_chain(pod, index)
-        queues = _queues_on(meta)
-        for _kind, _name, owner_meta in chain:
-            queues = {**_queues_on(owner_meta), **queues}
+        queues = dict(pod.queues or ())
+        for _kind, _name, owner_queues in chain:
+            queues = {**owner_queues, **queues}
         for system, queue in queues.items():
             tenant_queue.setdefault(namespace, {}).setdefault(system, queue)
-        top_kind, top_name = (chain[-1][0], chain[-1][1]) if chain else ("Pod", meta["name"])
-        entry = owners.setdefault((namespace, top_name), {"kind": top_kind, "pods": [],
-                                                          "priority": (pod.get("spec") or {}).get("priority") or 0})
-        entry["pods"].append((request, group.name if group else None, host))
-        entry.setdefault("groups", set()).add((meta.get("labels") or {}).get("leaderworkerset.sigs.k8s.io/group-index", "0"))
-    workloads = []
-    for (namespace, name), entry in owners.items():
-        request, group_name, (cpu, host_gib) = entry["pods"][0]
-        groups_used = {g for _, g, _h in entry["pods"]}
-        unit: dict = {}
-        profile_gib = None
-        if request.mig_profile:
-            unit["mig_profile"] = request.mig_profile.replace(".me", "+me")
-            family = GPU_SPECS[groups[group_name].gpu].mig_family if group_name else "a100-80gb"
-            known = migmod.PROFILES[family].get(unit["mig_profile"])
-            profile_gib = known.memory_mib / 1024 if known else None
-        if request.cores is not None:
-            unit["gpucores"] = max(0, min(100, request.cores))
-        if request.fraction is not None and request.fraction < 1:
-            unit["gpu_fraction"] = request.fraction
-        memory_gib = request.memory_mib / 1024 if request.memory_mib else profile_gib
-        common: dict = {"name": f"{namespace}-{name}"[:120], "tenant": namespace, "priority": int(entry["priority"]), "unit": unit}
-        if cpu:
-            common["cpu"] = cpu
-        if host_gib:
-            common["host_memory_gib"] = host_gib
-        if len(groups_used) == 1 and group_name:
-            common["node_group"] = group_name
-        count = len(entry["pods"])
-        if entry["kind"] in SERVICE_KINDS:
-            # A MIG instance holds the model and its cache: the profile's memory, not a 16 GiB default.
-            model = (memory_gib - 1.0) if profile_gib and not request.memory_mib else memory_gib
-            # A LeaderWorkerSet replica is a group of pods (leader and workers) that serves as one.
-            replicas = len(entry["groups"]) if entry["kind"] == "LeaderWorkerSet" else count
-            workload = {"kind": "inference", **common, "replicas": replicas,
-                        "gpus_per_replica": request.gpus * max(1, count // replicas),
-                        "model_memory_gib": model or 16.0, **SERVICE_DEFAULTS}
-        else:
-            # A batch/v1 Job (or a bare pod) is independent pods, not a gang: batch with no gang minimum.
-            batch = entry["kind"] in ("Job", "Pod") or count == 1
-            workload = {"kind": "batch" if batch else "training", **common, "workers": count,
-                        "gpus_per_worker": request.gpus, "duration": "horizon"}
-            if batch and count > 1:
-                workload["min_available"] = 0
-            if memory_gib:
-                workload["memory_gib"] = memory_gib
-        workloads.append(workload)
+        top_kind, top_name = (chain[-1][0], chain[-1][1]) if chain else ("Pod", pod.name)
+        group_name = group.name if group else None
+        entry = owners.get((namespace, top_name))
+        if entry is None:
+            entry = owners[(namespace, top_name)] = _Owner(top_kind, pod.priority, request, group_name, pod.host)
+        entry.add(group_name, dict(pod.labels or ()).get(LWS_GROUP_INDEX, "0"))
+    workloads = (_workload(namespace, name, entry, groups) for (namespace, name), entry in owners.items())
     return _merge_identical_jobs(workloads), tenant_queue, pods_read
+
+
+def _workload(namespace: str, name: str, entry: _Owner, groups: dict[str, _Group]) -> dict:
+    """The scenario workload of one top owner's pods."""
+    request, group_name, (cpu, host_gib), count = entry.request, entry.group, entry.host, entry.count
+    unit: dict = {}
+    profile_gib = None
+    if request.mig_profile:
+        unit["mig_profile"] = request.mig_profile.replace(".me", "+me")
+        family = GPU_SPECS[groups[group_name].gpu].mig_family if group_name else "a100-80gb"
+        known = migmod.PROFILES[family].get(unit["mig_profile"])
+        profile_gib = known.memory_mib / 1024 if known else None
+    if request.cores is not None:
+        unit["gpucores"] = max(0, min(100, request.cores))
+    if request.fraction is not None and request.fraction < 1:
+        unit["gpu_fraction"] = request.fraction
+    memory_gib = request.memory_mib / 1024 if request.memory_mib else profile_gib
+    common: dict = {"name": f"{namespace}-{name}"[:120], "tenant": namespace, "priority": entry.priority, "unit": unit}
+    if cpu:
+        common["cpu"] = cpu
+    if host_gib:
+        common["host_memory_gib"] = host_gib
+    if entry.one_group and group_name:
+        common["node_group"] = group_name
+    if entry.kind in SERVICE_KINDS:
+        # A MIG instance holds the model and its cache: the profile's memory, not a 16 GiB default.
+        model = (memory_gib - 1.0) if profile_gib and not request.memory_mib else memory_gib
+        # A LeaderWorkerSet replica is a group of pods (leader and workers) that serves as one.
+        replicas = len(entry.lws_groups or ()) if entry.kind == "LeaderWorkerSet" else count
+        workload = {"kind": "inference", **common, "replicas": replicas,
+                    "gpus_per_replica": request.gpus * max(1, count // replicas),
+                    "model_memory_gib": model or 16.0, **SERVICE_DEFAULTS}
+    else:
+        # A batch/v1 Job (or a bare pod) is independent pods, not a gang: batch with no gang minimum.
+        batch = entry.kind in ("Job", "Pod") or count == 1
+        workload = {"kind": "batch" if batch else "training", **common, "workers": count,
+                    "gpus_per_worker": request.gpus, "duration": "horizon"}
+        if batch and count > 1:
+            workload["min_available"] = 0
+        if memory_gib:
+            workload["memory_gib"] = memory_gib
+    return workload
 
 
 def _too_many_gpus(request, groups: dict[str, _Group]) -> str | None:
@@ -593,15 +460,13 @@ def _merge_identical_jobs(workloads: list[dict]) -> list[dict]:
     return out
 
 
-QUEUE_KINDS = {("kueue.x-k8s.io", "ClusterQueue"), ("kueue.x-k8s.io", "LocalQueue"), ("kueue.x-k8s.io", "ResourceFlavor"),
-               ("scheduling.volcano.sh", "Queue"), ("scheduling.run.ai", "Queue")}
-
-
 def read_queues(items: list, pools: list[dict], errors: list[str], source: str = "queues.json") -> dict:
     """Kueue ClusterQueues, LocalQueues (by namespace) and ResourceFlavors, Volcano Queues and KAI
     Queues -> control plane parts; owner objects listed with them are skipped here (read with the pods)."""
     kinds = defaultdict(list)
     for i, obj in enumerate(items):
+        if isinstance(obj, OwnerItem):
+            continue  # read with the pods
         kind = obj.get("kind") if isinstance(obj, dict) else None
         group = str(obj.get("apiVersion", "")).split("/")[0] if isinstance(obj, dict) else ""
         if (group, kind) in OWNER_KINDS:
@@ -677,19 +542,17 @@ def _kueue_tenant_queues(local: dict[tuple[str, str], str], tenant_queue: dict[s
     return local_queues, tenants
 
 
-def duplicate_names(doc, source: str) -> list[str]:
+def duplicate_names(doc, source: str) -> Problems:
     """Two objects of one kind, namespace and name: Kubernetes never lists such a pair, and the
     second would silently replace the first. One message per duplicate, naming it."""
     items = doc.get("items") if isinstance(doc, dict) else doc
     seen: dict[tuple, int] = {}
-    problems = []
+    problems = Problems()
     for i, obj in enumerate(items if isinstance(items, list) else []):
-        meta = obj.get("metadata") if isinstance(obj, dict) else None
-        name = meta.get("name") if isinstance(meta, dict) else None
-        if not isinstance(name, str):
+        kind, namespace, name = identity(obj)
+        if name is None:
             continue  # the shape checks name it
-        namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
-        kind = obj.get("kind") if isinstance(obj.get("kind"), str) else "object"
+        kind, namespace = kind or "object", namespace or ""
         key = (kind, namespace, name)
         if key in seen:
             label = f"{namespace}/{name}" if namespace else name
@@ -704,8 +567,10 @@ def cluster_scenario(nodes, pods, queues=None, *, name: str = "imported-cluster"
     """The snapshot as a scenario document; SnapshotInvalid lists every problem."""
     from scheduler_core.scenario import ScenarioError, parse_scenario
 
-    errors = [p for doc, source in ((nodes, "nodes.json"), (pods, "pods.json"), (queues, "queues.json"))
-              for p in duplicate_names(doc, source)]
+    errors = Problems()
+    for doc, source in ((nodes, "nodes.json"), (pods, "pods.json"), (queues, "queues.json")):
+        for problem in duplicate_names(doc, source):
+            errors.append(problem)
     if errors:
         raise SnapshotInvalid(errors)
     left_out: dict[str, str] = {}

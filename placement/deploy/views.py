@@ -18,8 +18,10 @@ from placement.deploy.services.bundles import stack_export
 from placement.deploy.services.imports import (
     check_file_roles,
     decode_snapshot_file,
+    snapshot_limits,
     snapshot_scenario,
     snapshot_summary,
+    upload_budget,
 )
 from placement.evidence.selectors.runs import stack_evidence
 from placement.evidence.services import runs as evidence_services
@@ -81,11 +83,12 @@ def stack_simulate_cluster(request, pk: int):
 def _snapshot_document(request) -> dict:
     """The uploaded files as one scenario document, or ValidationError naming the file and reason."""
     files = {}
+    kept = upload_budget()  # one budget for the three files of one snapshot
     for field in ("nodes_file", "pods_file", "queues_file"):
         upload = request.FILES.get(field)
         if upload is None and field != "queues_file":
             raise ValidationError({field: ["Upload the output of kubectl get nodes/pods -o json."]})
-        files[field] = decode_snapshot_file(upload, field, field.removesuffix("_file")) if upload is not None else None
+        files[field] = decode_snapshot_file(upload, field, field.removesuffix("_file"), kept) if upload is not None else None
     check_file_roles(files["nodes_file"], files["pods_file"])
     return snapshot_scenario(files["nodes_file"], files["pods_file"], files["queues_file"],
                              name=(request.POST.get("name") or "imported-cluster").strip())
@@ -95,7 +98,8 @@ def _snapshot_document(request) -> dict:
 def cluster_import(request):
     """Import a cluster: its snapshot becomes a scenario to read, download, simulate as found or
     simulate under a saved stack. Nothing is stored until a simulation is started."""
-    context = {"stacks": Stack.objects.order_by("-pk")[:100], "can_run": can(request.user, "run_simulation")}
+    context = {"stacks": Stack.objects.order_by("-pk")[:100], "can_run": can(request.user, "run_simulation"),
+               "limits": snapshot_limits()}
     if request.method != "POST":
         return render(request, "placement/cluster_import.html", context)
     action = request.POST.get("action", "preview")

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from placement.rules.models import ComparisonResult, CompatibleResult, ComposeResult, MisuseVerdict
@@ -154,8 +156,11 @@ def _shared_inference_classes(n):
 def test_eight_shared_gpu_classes_answer_with_stacks_and_a_budget_note_any_reader_can_send(reader):
     # issue 37: this 800-byte body ran past gunicorn's 30 s timeout; now the search budget bounds it
     body = {"workloads": _shared_inference_classes(8)}
+    started = time.perf_counter()
     response = session_client(reader).post("/api/v1/stacks/compose/", body, format="json")
+    elapsed = time.perf_counter() - started
     assert response.status_code == 200, response.content
+    assert elapsed < 2.0, f"answered in {elapsed:.2f} s (target: under 2 s)"
     result = ComposeResult.model_validate(response.json())
     assert result.feasible and result.stacks
     assert any(note.startswith("Search budget") for note in result.notes)

@@ -15,25 +15,30 @@ from tests.evidence.test_run_limits import SMALL
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
 
-def _answer(send, hang_after: float = 30.0):
+def _answer(send, hang_after: float = 30.0, within: float = 3.0):
     """The response, or a failure if the request is still waiting on the broker after `hang_after`
-    seconds (the defect: a submit that never answers)."""
+    seconds (the defect: a submit that never answers) or answered after `within` seconds (the
+    issue's bound: connect 1 s + publish 1.5 s, and the request's own work)."""
     import threading
+    import time
 
     from django.db import connection
 
     box = {}
 
     def call():
+        started = time.perf_counter()
         try:
             box["response"] = send()
         finally:
+            box["seconds"] = time.perf_counter() - started
             connection.close()
 
     thread = threading.Thread(target=call, daemon=True)
     thread.start()
     thread.join(hang_after)
     assert "response" in box, "the request hung on the broker"
+    assert box["seconds"] < within, f"answered after {box['seconds']:.2f} s (target: under {within:g} s)"
     return box["response"]
 
 

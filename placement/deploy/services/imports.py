@@ -4,62 +4,58 @@ whole snapshot was understood."""
 
 from __future__ import annotations
 
-import sys
-
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from placement.common.parsing import ParseProblem, load_json_stream
 from placement.deploy.cluster_import import SnapshotInvalid, cluster_scenario
+from placement.deploy.snapshot_objects import (
+    Kept,
+    ReadTooLong,
+    TooMuchKept,
+    identity,
+    node_item,
+    pod_item,
+    queue_object,
+)
 
 MAX_SNAPSHOT_BYTES = 128 * 1024 * 1024  # a 5,000-node cluster's nodes and pods are ~20 MB each
 MAX_ERRORS_SHOWN = 50
-
-
-# What the importer never reads, dropped from each object as it is parsed: a real snapshot's pods
-# are mostly managedFields, env, volumes, probes and container statuses.
-_POD_SPEC_KEPT = ("nodeName", "priority", "priorityClassName", "schedulerName", "containers")
-_STATUS_KEPT = ("phase", "capacity", "allocatable")
-_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-
-
 # Kubernetes' scalability envelope ("Considerations for large clusters": at most 5,000 nodes and
 # 150,000 pods per cluster), as scheduler_core.scenario.limits; queues: far more than any cluster defines.
 MAX_ITEMS = {"nodes": 5_000, "pods": 150_000, "queues": 10_000}
+# One object of a snapshot file: kubectl prints a pod or a node in a few KiB (etcd refuses objects
+# past 1.5 MiB). The parser refuses a longer one before building its tree, which for 1 MiB of the
+# most wasteful JSON ([[],[],...]) is ~22 MiB: the most an upload holds besides what it keeps.
+MAX_OBJECT_CHARS = 1 << 20
+# What one upload (nodes, pods and queues files together) keeps after each object is reduced to
+# what the import reads (placement.deploy.snapshot_objects), each distinct string once: a cluster
+# at Kubernetes' limits (5,000 GFD-labelled nodes, 150,000 pods with unique 20-character names, each
+# its own Job) keeps 69 MiB. With the Django process (~70 MiB), one object's tree, 1 MiB outside
+# `items` and the import's own tables (~200 bytes per GPU pod), the worst upload accepted peaks at
+# 212 MiB = 222 MB, under 256 MB (benchmarks/upload_memory_bench.py, docs/production.md).
+MAX_KEPT_BYTES = 96 * 1024 * 1024
 
 
-def _interned(value):
-    """Each item is decoded on its own, so its keys are not shared with the other items' as one
-    json.loads would share them: intern them (a pod's keys are most of its small strings)."""
-    if isinstance(value, dict):
-        return {sys.intern(k): _interned(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_interned(v) for v in value]
-    return value
+def snapshot_limits() -> dict:
+    """What the import page states it accepts."""
+    return {"file_mib": MAX_SNAPSHOT_BYTES // 2**20, "nodes": f"{MAX_ITEMS['nodes']:,}", "pods": f"{MAX_ITEMS['pods']:,}"}
 
 
-def prune_object(obj):
-    """A kubectl object with only the fields the cluster import reads (placement.deploy.cluster_import)."""
-    if not isinstance(obj, dict):
-        return obj
-    meta, spec, status = obj.get("metadata"), obj.get("spec"), obj.get("status")
-    if isinstance(meta, dict):
-        meta.pop("managedFields", None)
-        if isinstance(meta.get("annotations"), dict):
-            meta["annotations"].pop(_LAST_APPLIED, None)
-    if isinstance(status, dict):
-        obj["status"] = {k: v for k, v in status.items() if k in _STATUS_KEPT}
-    if obj.get("kind", "Pod") == "Pod" and isinstance(spec, dict):
-        spec = obj["spec"] = {k: v for k, v in spec.items() if k in _POD_SPEC_KEPT}
-        if isinstance(spec.get("containers"), list):
-            spec["containers"] = [{k: v for k, v in c.items() if k in ("name", "resources")} if isinstance(c, dict) else c
-                                  for c in spec["containers"]]
-    return _interned(obj)
+def upload_budget() -> Kept:
+    """What one upload may keep, and how long it may take to read: share it between the files of
+    one snapshot (settings.ATLAS_SNAPSHOT_READ_SECONDS)."""
+    return Kept(MAX_KEPT_BYTES, settings.ATLAS_SNAPSHOT_READ_SECONDS)
 
 
-def decode_snapshot_file(source, field: str, kind: str = "pods"):
+_READERS = {"nodes": node_item, "pods": pod_item, "queues": queue_object}
+
+
+def decode_snapshot_file(source, field: str, kind: str = "pods", kept: Kept | None = None):
     """One kubectl JSON file (bytes or a binary file object), read with bounded memory: its items one
-    at a time, each pruned to what the import reads (placement.common.parsing.load_json_stream). A problem
-    is {field: ["items[N]: reason"]}."""
+    at a time, each reduced to what the import reads (placement.deploy.snapshot_objects) before the
+    next is read. A problem is {field: ["items[N]: reason"]}; `kept` is the upload's budget
+    (upload_budget(), shared by its files)."""
     import io
 
     size = len(source) if isinstance(source, bytes) else getattr(source, "size", None)
@@ -69,12 +65,22 @@ def decode_snapshot_file(source, field: str, kind: str = "pods"):
         source.seek(0)
     if size > MAX_SNAPSHOT_BYTES:
         raise ValidationError({field: [f"The file is larger than {MAX_SNAPSHOT_BYTES // (1024 * 1024)} MiB."]})
+    kept = upload_budget() if kept is None else kept
+    reader = _READERS[kind]
     try:
-        return load_json_stream(io.BytesIO(source) if isinstance(source, bytes) else source, prune=prune_object,
-                                max_items=MAX_ITEMS[kind], what=f"{kind} (a cluster has at most {MAX_ITEMS[kind]:,})")
+        return load_json_stream(io.BytesIO(source) if isinstance(source, bytes) else source,
+                                prune=lambda item: reader(item, kept), max_items=MAX_ITEMS[kind],
+                                what=f"{kind} (a cluster has at most {MAX_ITEMS[kind]:,})",
+                                max_value_chars=MAX_OBJECT_CHARS)
     except ParseProblem as exc:
         problem = f"Not JSON (the output of kubectl get ... -o json): {exc}" if exc.syntax else str(exc)
         raise ValidationError({field: [problem]}) from None
+    except TooMuchKept as exc:
+        raise ValidationError({field: [(f"This snapshot is too large to import: {exc} (a cluster at Kubernetes' "
+                                        "limits, 5,000 nodes and 150,000 pods, keeps about 70 MiB).")]}) from None
+    except ReadTooLong as exc:
+        raise ValidationError({field: [(f"This snapshot is too slow to import: {exc} (a cluster at Kubernetes' "
+                                        "limits reads in under 10 s); nothing was imported.")]}) from None
 
 
 def snapshot_scenario(nodes, pods, queues=None, *, name: str = "imported-cluster", horizon: str = "24h") -> dict:
@@ -85,8 +91,8 @@ def snapshot_scenario(nodes, pods, queues=None, *, name: str = "imported-cluster
         return cluster_scenario(nodes, pods, queues, name=name, horizon=horizon)
     except SnapshotInvalid as exc:
         shown = exc.errors[:MAX_ERRORS_SHOWN]
-        if len(exc.errors) > MAX_ERRORS_SHOWN:
-            shown.append(f"... and {len(exc.errors) - MAX_ERRORS_SHOWN} more problems")
+        if exc.total > MAX_ERRORS_SHOWN:
+            shown.append(f"... and {exc.total - MAX_ERRORS_SHOWN:,} more problems")
         raise ValidationError({"snapshot": shown}) from None
     except (AttributeError, TypeError, ValueError, KeyError) as exc:
         # A field deeper than the shape check (a queue's quotas, say) of an unexpected type.
@@ -97,7 +103,7 @@ def _kinds(doc) -> set[str]:
     items = doc.get("items") if isinstance(doc, dict) else doc if isinstance(doc, list) else None
     if isinstance(doc, dict) and items is None and isinstance(doc.get("kind"), str):
         return {doc["kind"]}
-    return {i.get("kind") for i in items or [] if isinstance(i, dict) and isinstance(i.get("kind"), str)}
+    return {kind for kind, _ns, _name in map(identity, items or []) if kind is not None}
 
 
 def check_file_roles(nodes, pods) -> None:

@@ -4,7 +4,7 @@ import yaml
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from placement.deploy.services.imports import decode_snapshot_file, snapshot_scenario
+from placement.deploy.services.imports import decode_snapshot_file, snapshot_scenario, upload_budget
 
 
 class Command(BaseCommand):
@@ -23,7 +23,8 @@ class Command(BaseCommand):
     def handle(self, *args, nodes, pods, queues, output, name, horizon, **options):
         try:
             # Keyed by the file's path: a problem prints as `file: where: reason`.
-            docs = [self._decode(path, kind) if path else None
+            kept = upload_budget()  # what the three files keep together
+            docs = [self._decode(path, kind, kept) if path else None
                     for path, kind in ((nodes, "nodes"), (pods, "pods"), (queues, "queues"))]
             document = snapshot_scenario(*docs, name=name, horizon=horizon)
         except ValidationError as exc:
@@ -37,9 +38,9 @@ class Command(BaseCommand):
             self.stdout.write(text)
 
     @staticmethod
-    def _decode(path: str, kind: str):
+    def _decode(path: str, kind: str, kept):
         try:
             with Path(path).open("rb") as handle:
-                return decode_snapshot_file(handle, path, kind)
+                return decode_snapshot_file(handle, path, kind, kept)
         except OSError as exc:
             raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
