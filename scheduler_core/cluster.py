@@ -63,6 +63,21 @@ class DeviceRequest:
     cpu: float = 0.0  # host CPU cores per pod (0: not requested)
     host_gib: float = 0.0  # host memory per pod, GiB
 
+    def __hash__(self) -> int:
+        """The dataclass's own hash (of the fields' tuple), computed once: every bucket key of the policies'
+        queues holds a request, and a tuple rehashes its items at every dictionary lookup."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.kind, self.resource, self.count, self.memory_mib, self.cores, self.fraction, self.profile,
+                      self.mem_percentage, self.cpu, self.host_gib))
+            self.__dict__["_hash"] = h
+        return h
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_hash", None)  # string hashes differ between processes: never carry one over
+        return state
+
     def quota_usage(self) -> dict[str, float]:
         """Per-pod quota consumption, keyed by resource name (Kueue's accounting per flavor)."""
         if self.kind == "hami":

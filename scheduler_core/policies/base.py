@@ -33,10 +33,13 @@ if TYPE_CHECKING:  # pragma: no cover
 class ShapeQueue:
     """FIFO buckets of workloads with lazy removal (tokens guard against stale entries)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keys: dict | None = None) -> None:
         self.buckets: dict[Hashable, deque] = {}
         self.member: dict[int, tuple[Hashable, int]] = {}
         self._tokens = itertools.count()  # a fresh token per push: an older entry of the workload is stale
+        # One object per distinct key (shared with other queues when given), so that comparing keys finds
+        # them identical at once instead of comparing their requests field by field.
+        self.canonical: dict = {} if keys is None else keys
 
     def __len__(self) -> int:
         return len(self.member)
@@ -44,6 +47,7 @@ class ShapeQueue:
     def push(self, wl: "Workload", key: Hashable, now: float) -> None:
         if wl.uid in self.member:
             return
+        key = self.canonical.setdefault(key, key)
         token = next(self._tokens)
         self.member[wl.uid] = (key, token)
         wl.enqueued_at = now
@@ -52,11 +56,19 @@ class ShapeQueue:
     def remove(self, wl: "Workload") -> None:
         self.member.pop(wl.uid, None)
 
+    def _valid(self, wl: "Workload", tok: int) -> bool:
+        """Whether a bucket entry is the workload's live one: tokens are unique, so the token alone says
+        it (the live entry's key is the bucket's)."""
+        entry = self.member.get(wl.uid)
+        return entry is not None and entry[1] == tok
+
     def head(self, key: Hashable) -> "Workload | None":
         dq = self.buckets.get(key)
+        member = self.member
         while dq:
             tok, wl = dq[0]
-            if self.member.get(wl.uid) == (key, tok):
+            entry = member.get(wl.uid)
+            if entry is not None and entry[1] == tok:
                 return wl
             dq.popleft()
         if dq is not None:  # emptied by the loop: drop the bucket
@@ -74,7 +86,7 @@ class ShapeQueue:
         """Valid members of one bucket in FIFO order (for StrictFIFO checks and reporting)."""
         # No copy: callers do not mutate the queue while iterating, and usually stop early.
         for tok, wl in self.buckets.get(key, ()):
-            if self.member.get(wl.uid) == (key, tok):
+            if self._valid(wl, tok):
                 yield wl
 
     def keys(self) -> list[Hashable]:

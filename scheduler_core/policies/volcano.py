@@ -65,7 +65,7 @@ class VolcanoScheduler(QueuedPolicy):
         # Incremental passes (issue 34): the jobs of each bucket not yet Inqueue, in the bucket's FIFO
         # order, so that enqueue never walks the Inqueue backlog; per queue, the Inqueue jobs and the
         # resources they wait for, recomputed only for queues whose jobs changed since the last pass.
-        self.unqueued = ShapeQueue()
+        self.unqueued = ShapeQueue(self.queue.canonical)
         self._inq_members: dict[str, dict[int, "Workload"]] = {q: {} for q in self.queues}
         self._inq_cache: dict[str, dict[str, float]] = {}
         self._inq_dirty: set[str] = set(self.queues)
