@@ -35,8 +35,8 @@ import argparse
 import collections
 import json
 import os
-import shutil
 import secrets
+import shutil
 import subprocess
 import sys
 import time
