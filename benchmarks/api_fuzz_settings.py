@@ -1,9 +1,9 @@
-"""Settings of benchmarks/api_fuzz.py: the product's settings with DEBUG off, as production runs
-them, and every server error's traceback on stderr (the server log the fuzzer names)."""
+"""Settings of benchmarks/api_fuzz.py: production's (config.settings_production: DEBUG off, JSON
+renderer only, no anonymous reads, HTTPS behind a proxy that sets X-Forwarded-Proto, which the
+fuzzer sends), and every server error's traceback on stderr (the server log the fuzzer names)."""
 
-from config.settings import *  # noqa: F403
+from config.settings_production import *  # noqa: F403
 
-DEBUG = False
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
 LOGGING = {
     "version": 1,
