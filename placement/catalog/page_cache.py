@@ -41,7 +41,8 @@ from django.utils.cache import get_conditional_response, patch_cache_control, pa
 from django.utils.html import escape
 from django.utils.http import http_date
 
-from placement.catalog.selectors.state import catalog_state
+from placement.catalog.selectors.state import catalog_state, forget
+from placement.common.csrf import page_token
 
 CSRF_MARK = "atlasDonutCsrf0x7d41"
 USER_MARK = "atlasDonutUser0x7d41"
@@ -123,7 +124,8 @@ def donut(request) -> dict:
     return {}
 
 
-_MARKS = re.compile(re.escape(CSRF_MARK.encode()) + b"|" + re.escape(USER_MARK.encode()))
+_CSRF, _USER = CSRF_MARK.encode(), USER_MARK.encode()
+_MARKS = re.compile(re.escape(_CSRF) + b"|" + re.escape(_USER))
 _ACCEPTS_GZIP = re.compile(r"\bgzip\b")
 _GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03"  # deflate, no name, no mtime, Unix
 _LAST_BLOCK = zlib.compressobj(6, zlib.DEFLATED, -15).flush(zlib.Z_FINISH)  # an empty final block
@@ -136,20 +138,34 @@ def _deflate_block(data: bytes) -> bytes:
     return packer.compress(data) + packer.flush(zlib.Z_FULL_FLUSH)
 
 
-def _packed(body: bytes) -> tuple[list[bytes], list[bytes], list[bytes]]:
-    """The cached body as (stretches, their deflate blocks, the placeholders between them)."""
+def _packed(body: bytes) -> tuple[list[bytes], list[bytes] | None, list[bytes]]:
+    """The cached body as (stretches, their deflate blocks or None for a body too short to
+    compress, the placeholders between the stretches)."""
     stretches = _MARKS.split(body)
-    return stretches, [_deflate_block(s) for s in stretches], _MARKS.findall(body)
+    blocks = [_deflate_block(s) for s in stretches] if len(body) >= _MIN_GZIP else None
+    return stretches, blocks, _MARKS.findall(body)
 
 
 def _values(request, marks: list[bytes]) -> dict[bytes, bytes]:
-    """What each placeholder stands for in this request (as `_fill` puts it in)."""
+    """What each placeholder stands for in this request."""
     values = {}
-    if CSRF_MARK.encode() in marks:
-        values[CSRF_MARK.encode()] = get_token(request).encode()
-    if USER_MARK.encode() in marks:
-        values[USER_MARK.encode()] = escape(request.user.get_username()).encode()
+    if _CSRF in marks:
+        values[_CSRF] = page_token(request).encode()
+    if _USER in marks:
+        values[_USER] = escape(request.user.get_username()).encode()
     return values
+
+
+def _filled(request, packed) -> bytes:
+    """The page for this request: the stored stretches with its own values in between."""
+    stretches, _, marks = packed
+    if not marks:
+        return stretches[0]
+    values = _values(request, marks)
+    out = [stretches[0]]
+    for mark, stretch in zip(marks, stretches[1:]):
+        out += [values[mark], stretch]
+    return b"".join(out)
 
 
 def _gzip_filled(request, packed) -> bytes:
@@ -163,14 +179,6 @@ def _gzip_filled(request, packed) -> bytes:
         crc, size = zlib.crc32(stretch, zlib.crc32(value, crc)), size + len(value) + len(stretch)
     out += [_LAST_BLOCK, crc.to_bytes(4, "little"), (size & 0xFFFFFFFF).to_bytes(4, "little")]
     return b"".join(out)
-
-
-def _fill(request, body: bytes) -> bytes:
-    if CSRF_MARK.encode() in body:
-        body = body.replace(CSRF_MARK.encode(), get_token(request).encode())
-    if USER_MARK.encode() in body:
-        body = body.replace(USER_MARK.encode(), escape(request.user.get_username()).encode())
-    return body
 
 
 class _LocalFront:
@@ -216,11 +224,12 @@ def clear() -> None:
     """Empty the shared cache and this process' copies (tests)."""
     cache.clear()
     _front.clear()
+    forget()
 
 
 def _page_key(request, scope: str) -> str:
     meta = request.META
-    return "atlas:page:" + _digest(
+    return "atlas:page:2:" + _digest(  # 2: the entry's layout (headers, packed body)
         catalog_state(request).key,
         _freshness(),
         scope,
@@ -265,19 +274,19 @@ def _cached_render(request, scope, view, args, kwargs):
             request._atlas_donut = False
         if response.streaming or not isinstance(response, HttpResponse):
             return response
-        body = response.content
+        packed = _packed(response.content)
         if response.status_code == 200 and not response.cookies:
             headers = {h: response[h] for h in _KEPT_HEADERS if response.has_header(h)}
-            _front.set(key, (body, headers, _packed(body) if len(body) >= _MIN_GZIP else None))
-        response.content = _fill(request, body)
+            _front.set(key, (headers, packed))
+        response.content = _filled(request, packed)
         return response
-    body, headers, packed = entry
-    if packed is not None and _ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")):
+    headers, packed = entry
+    if packed[1] is not None and _ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")):
         response = HttpResponse(_gzip_filled(request, packed))
         response["Content-Encoding"] = "gzip"  # GZipMiddleware leaves an encoded response alone
         patch_vary_headers(response, ("Accept-Encoding",))
     else:
-        response = HttpResponse(_fill(request, body))
+        response = HttpResponse(_filled(request, packed))
     for name, value in headers.items():
         response[name] = value
     return response
