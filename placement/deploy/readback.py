@@ -183,6 +183,8 @@ def _pod_templates(obj: dict) -> list[tuple[int, dict]] | None:
     kind = obj["kind"]
     if kind in ("Deployment", "StatefulSet"):
         return [(int(spec.get("replicas", 1)), spec.get("template") or {})]
+    if kind == "Job" and obj.get("apiVersion", "").startswith("batch.volcano.sh/"):  # Volcano's Job: its tasks
+        return [(int(task.get("replicas", 1)), task.get("template") or {}) for task in spec.get("tasks") or []]
     if kind == "Job":
         return [(int(spec.get("parallelism", 1)), spec.get("template") or {})]
     if kind == "JobSet":
