@@ -20,6 +20,9 @@ KSERVE_ANNOTATIONS = {
     # The plan fixes the replica count: no HorizontalPodAutoscaler (autoscaler class "none").
     "serving.kserve.io/autoscalerClass": "none",
 }
+# KubeRay v1.7.0's GPU serving sample (ray-operator/config/samples/ray-service.llm-serve.yaml): Ray 2.52.0.
+RAY_VERSION = "2.52.0"
+RAY_IMAGE = "rayproject/ray-llm:2.52.0-py311-cu128"
 DYNAMO_SERVICE = "worker"  # the graph's GPU service; componentType "worker" (operator consts.ComponentTypeWorker)
 
 
@@ -51,10 +54,16 @@ def _gpus_per_pod(container: dict) -> int:
     return int(limits[GPU]) if isinstance(limits.get(GPU), int) and limits[GPU] > 1 else 1
 
 
+def _ray_image(template: dict) -> dict:
+    spec = template["spec"]
+    return {**template, "spec": {**spec, "containers": [{**c, "image": RAY_IMAGE} for c in spec["containers"]]}}
+
+
 def ray_service(meta: dict, name: str, head: dict, worker: dict, replicas: int, pods_per_replica: int) -> dict:
     """KubeRay RayService (ray.io/v1): one worker group of `replicas` replicas of `pods_per_replica`
     hosts each, pinned (min = max = replicas), and a Serve application of that many replicas, one per
-    worker; the head carries no GPU (as the RayJob's)."""
+    worker; the head carries no GPU (as the RayJob's). Ray's own image, at the version the cluster says."""
+    head, worker = _ray_image(head), _ray_image(worker)
     serve = {"applications": [{
         "name": name, "route_prefix": "/", "import_path": "serve_app:app",  # the model's Serve app: the operator's own
         "deployments": [{"name": "model", "num_replicas": replicas,
@@ -62,6 +71,7 @@ def ray_service(meta: dict, name: str, head: dict, worker: dict, replicas: int, 
     return {"apiVersion": "ray.io/v1", "kind": "RayService", "metadata": meta, "spec": {
         "serveConfigV2": to_yaml(serve),
         "rayClusterConfig": {
+            "rayVersion": RAY_VERSION,
             "headGroupSpec": {"rayStartParams": {}, "template": head},
             "workerGroupSpecs": [{"groupName": "workers", "replicas": replicas, "minReplicas": replicas,
                                   "maxReplicas": replicas, "numOfHosts": pods_per_replica, "rayStartParams": {},

@@ -249,7 +249,8 @@ def _planned_kind(planned) -> str:
 
 
 class NotRendered(ExportError):
-    """The plan names a workload kind (a serving framework's own resource) the export cannot write yet."""
+    """The plan names a workload kind, or a shape of one, the export cannot write (e.g. an InferenceService
+    replica over several nodes, which needs KServe's multi-node serving runtime)."""
 
 
 def _not_rendered_note(spec, klass: str, request, problem: NotRendered) -> ExportFile:

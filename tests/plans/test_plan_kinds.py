@@ -111,6 +111,9 @@ def test_a_kuberay_serving_stack_exports_a_rayservice_with_a_pinned_worker_group
     group = rs["spec"]["rayClusterConfig"]["workerGroupSpecs"][0]
     assert group["replicas"] == group["minReplicas"] == group["maxReplicas"] == n
     assert group["numOfHosts"] == w.pods_per_replica
+    # the GPU serving sample of the same tag (ray-operator/config/samples/ray-service.llm-serve.yaml): Ray 2.52.0
+    assert rs["spec"]["rayClusterConfig"]["rayVersion"] == "2.52.0"
+    assert group["template"]["spec"]["containers"][0]["image"].startswith("rayproject/ray-llm:2.52.0")
     assert group["template"]["spec"]["containers"][0]["resources"]["requests"] == _container_requests(plan)
     assert yaml.safe_load(rs["spec"]["serveConfigV2"])["applications"][0]["deployments"][0]["num_replicas"] == n
 
