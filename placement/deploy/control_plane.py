@@ -187,6 +187,10 @@ KUEUE_FRAMEWORKS: dict[str, tuple[str, ...]] = {
     "MPIJob": ("kubeflow.org/mpijob",), "RayJob": ("ray.io/rayjob",), "RayCluster": ("ray.io/raycluster",),
     "Deployment": ("pod", "deployment"), "StatefulSet": ("pod", "statefulset"), "Pod": ("pod",),
     "LeaderWorkerSet": ("pod", "leaderworkerset.x-k8s.io/leaderworkerset"),
+    "RayService": ("ray.io/rayservice",), "AppWrapper": ("workload.codeflare.dev/appwrapper",),
+    # No Kueue integration of their own: KServe (Standard mode) and the Dynamo operator (without Grove) create
+    # Deployments carrying the queue labels, which Kueue manages through their pods.
+    "InferenceService": ("pod", "deployment"), "DynamoGraphDeployment": ("pod", "deployment"),
 }
 
 

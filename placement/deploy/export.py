@@ -12,6 +12,7 @@ from placement.deploy import targets as t
 from placement.deploy.bundle import Export, ExportFile, to_yaml
 from placement.deploy.control_plane import control_plane_files
 from placement.deploy.data_plane import data_plane_files, pool_plans
+from placement.deploy.frameworks import OPERATORS
 from placement.deploy.workloads import workload_files
 from scheduler_core.scenario import Scenario
 
@@ -95,7 +96,7 @@ def export_scenario(scenario: Scenario, *, stack_name: str | None = None, projec
                                  "data": {"plan.yaml": to_yaml(plan)}}])
     steps = install.install_steps([atlas, *files], plans, cp.scheduler)
     script = ExportFile("install.sh", "text", note="the README's steps as one script", body=install.install_script(steps))
-    missing = not_installed(stack_plan, [atlas, *files], steps) if stack_plan is not None else []
+    missing = not_installed(stack_plan, [atlas, *files], steps)
     readme = ExportFile("README.md", "text", body=_readme(name, scenario, plans, [atlas, *files], steps, missing))
     return Export(name=_slug(name), files=[readme, script, atlas, *files], targets=targets)
 
@@ -113,11 +114,17 @@ def _plan_settings(files: list[ExportFile], plan) -> None:
 
 
 def not_installed(plan, files: list[ExportFile], steps) -> list[tuple[str, str]]:
-    """(project, why) for the plan's components no step of this bundle installs and that are neither part of
-    Kubernetes nor installed by another component of the bundle: the operator installs them by hand."""
+    """(project, why) for the operators the bundle's workload kinds need and the plan's components that no
+    step of this bundle installs and that are neither part of Kubernetes nor installed by another component
+    of the bundle: the operator installs them by hand."""
     installed = {f.chart for f in files if f.kind == "helm-values"} | {s.title.split()[0] for s in steps}
-    out = []
-    for component in plan.components:
+    kinds = sorted({o["kind"] for f in files if f.path.startswith("workloads/") for o in f.objects})
+    out = [(op.project, f"the {op.name} {op.version} that runs the bundle's {kind} objects: {op.install}")
+           for kind in kinds if (op := OPERATORS.get(kind)) is not None and op.project not in installed]
+    named = {project for project, _ in out}
+    for component in (plan.components if plan is not None else ()):
+        if component.project in named:
+            continue
         project = component.project
         if project in installed or project in t.IN_KUBERNETES or t.DELIVERED_BY.get(project) in installed:
             continue

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 from placement.deploy import targets as t
 from placement.deploy.bundle import ExportFile
+from placement.deploy.frameworks import OPERATORS
 
-# Workload kind -> the component whose CRDs and controller it needs.
+# Workload kind -> the component whose CRDs and controller it needs (installed by this bundle).
 WORKLOAD_OPERATORS = {"JobSet": "jobset", "LeaderWorkerSet": "lws", "RayJob": "kuberay", "RayCluster": "kuberay",
-                      "PyTorchJob": "training-operator"}
+                      "RayService": "kuberay", "PyTorchJob": "training-operator"}
 # Gang scheduler -> the training operator's --gang-scheduler-name (it creates that scheduler's PodGroup
 # from runPolicy.schedulingPolicy). KAI groups pods itself (its podgrouper): no flag.
 GANG_SCHEDULER_NAMES = {"volcano": "volcano", "coscheduling": "scheduler-plugins-scheduler"}
@@ -133,6 +134,12 @@ def install_steps(files: list[ExportFile], pools: list, scheduler: str) -> list[
                           ["kubectl -n kube-system get configmap scheduler-config -o jsonpath='{.data.scheduler-config\\.yaml}' "
                            "> /etc/kubernetes/scheduler-config.yaml  # on each control-plane node; then add "
                            "--config=/etc/kubernetes/scheduler-config.yaml to its static pod manifest"]))
+    external = sorted({OPERATORS[k].crd: OPERATORS[k] for k in kinds if k in OPERATORS}.values(), key=lambda o: o.crd)
+    if external:
+        steps.append(Step("Operators this bundle does not install",
+                          "install " + "; ".join(f"the {o.name} {o.version} ({o.install})" for o in external)
+                          + " first (README: Not installed by this bundle); these waits stop here until their CRDs exist",
+                          [f"kubectl wait --for=condition=Established crd/{o.crd} --timeout={WAIT}" for o in external]))
     workloads = [f.path for f in files if f.path.startswith("workloads/")]
     if workloads:
         steps.append(Step("Example workloads", "one per workload class and pool, as the simulation ran them", _apply(workloads)))

@@ -8,6 +8,7 @@ import yaml
 
 from placement.deploy import targets as t
 from placement.deploy.bundle import Export
+from placement.deploy.frameworks import kubernetes_resources
 from placement.deploy.queues import kai_queue, kueue_cluster_queue, kueue_local_queue, volcano_queue
 from scheduler_core import mig as migmod
 from scheduler_core.hardware import GPU_SPECS
@@ -182,6 +183,8 @@ def _pod_templates(obj: dict) -> list[tuple[int, dict]] | None:
     kind = obj["kind"]
     if kind in ("Deployment", "StatefulSet"):
         return [(int(spec.get("replicas", 1)), spec.get("template") or {})]
+    if kind == "Job" and obj.get("apiVersion", "").startswith("batch.volcano.sh/"):  # Volcano's Job: its tasks
+        return [(int(task.get("replicas", 1)), task.get("template") or {}) for task in spec.get("tasks") or []]
     if kind == "Job":
         return [(int(spec.get("parallelism", 1)), spec.get("template") or {})]
     if kind == "JobSet":
@@ -196,10 +199,30 @@ def _pod_templates(obj: dict) -> list[tuple[int, dict]] | None:
         if lwt.get("leaderTemplate"):
             return [(replicas, lwt["leaderTemplate"]), (replicas * (size - 1), worker)]
         return [(replicas * size, worker)]
-    if kind == "RayJob":
-        cluster = spec.get("rayClusterSpec") or {}
+    if kind in ("RayJob", "RayService"):
+        cluster = spec.get("rayClusterSpec" if kind == "RayJob" else "rayClusterConfig") or {}
         sets = [(1, (cluster.get("headGroupSpec") or {}).get("template") or {})]
-        sets += [(int(g.get("replicas", 1)), g.get("template") or {}) for g in cluster.get("workerGroupSpecs") or []]
+        sets += [(int(g.get("replicas", 1)) * int(g.get("numOfHosts", 1)), g.get("template") or {})
+                 for g in cluster.get("workerGroupSpecs") or []]
+        return sets
+    if kind == "InferenceService":  # the predictor inlines its pod spec (KServe Standard mode)
+        predictor = dict(spec.get("predictor") or {})
+        pods = int(predictor.pop("minReplicas", 1))
+        predictor.pop("maxReplicas", None)
+        meta = {k: predictor.pop(k) for k in ("labels", "annotations") if k in predictor}
+        return [(pods, {"metadata": meta, "spec": predictor})]
+    if kind == "DynamoGraphDeployment":  # each service: replicas x nodes, Dynamo's resources as the operator writes them
+        sets = []
+        for service in (spec.get("services") or {}).values():
+            extra = dict(service.get("extraPodSpec") or {})
+            main = {**(extra.pop("mainContainer", None) or {}), "resources": kubernetes_resources(service.get("resources") or {})}
+            pods = int(service.get("replicas", 1)) * int((service.get("multinode") or {}).get("nodeCount", 1))
+            sets.append((pods, {"metadata": service.get("extraPodMetadata") or {}, "spec": {**extra, "containers": [main]}}))
+        return sets
+    if kind == "AppWrapper":
+        sets = []
+        for component in spec.get("components") or []:
+            sets += _pod_templates(component.get("template") or {}) or []
         return sets
     return None
 

@@ -23,7 +23,12 @@ UPSTREAM: dict[str, tuple[str, str]] = {
     "kubeflow-trainer": ("v1.9.4", "kubeflow.org/v1 PyTorchJob"),
     "jobset": ("v0.12.0", "jobset.x-k8s.io/v1alpha2 JobSet"),
     "lws": ("v0.10.0", "leaderworkerset.x-k8s.io/v1 LeaderWorkerSet"),
-    "kuberay": ("v1.7.0", "ray.io/v1 RayJob"),
+    "kuberay": ("v1.7.0", "ray.io/v1 RayJob, RayService"),
+    # No CRD of these is stored in ../shared: the fields were read from the tag's own API types, CRD and
+    # samples (tests/deploy/schemas.py names the files), and the bundle does not install their operators.
+    "kserve": ("v0.20.0", "serving.kserve.io/v1beta1 InferenceService (Standard mode); operator installed by hand"),
+    "nvidia-dynamo": ("v1.5.0", "nvidia.com/v1alpha1 DynamoGraphDeployment; operator installed by hand"),
+    "appwrapper": ("v1.2.1", "workload.codeflare.dev/v1beta2 AppWrapper; controller installed by hand"),
 }
 
 # Labels GPU Feature Discovery / the GPU Operator put on (or read from) nodes.
@@ -103,7 +108,7 @@ COMPONENTS: dict[str, Component] = {c.project: c for c in (
     Component("lws", "lws", "lws-system", "oci://registry.k8s.io/lws/charts/lws", "", "0.10.0", "lws/v0.10.0/lws",
               crds=("leaderworkersets.leaderworkerset.x-k8s.io",), deployments=("lws-controller-manager",)),
     Component("kuberay", "kuberay-operator", "kuberay-system", "https://ray-project.github.io/kuberay-helm/", "kuberay-operator",
-              "1.7.0", "kuberay/v1.7.0/kuberay-operator", crds=("rayjobs.ray.io", "rayclusters.ray.io"),
+              "1.7.0", "kuberay/v1.7.0/kuberay-operator", crds=("rayjobs.ray.io", "rayclusters.ray.io", "rayservices.ray.io"),
               deployments=("kuberay-operator",)),
 )}
 

@@ -3,6 +3,7 @@ labels and gang settings the simulator ran them with."""
 
 from __future__ import annotations
 
+from placement.deploy import frameworks
 from placement.deploy import targets as t
 from placement.deploy.bundle import ExportFile
 from placement.deploy.control_plane import namespace_of, priority_class
@@ -143,8 +144,41 @@ def _claim_template(name: str, namespace: str, request) -> dict:
             "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}}}
 
 
+def _per_node(scenario: Scenario, spec) -> int:
+    groups = [g for g in scenario.pool.node_groups if spec.node_group in (None, g.name)]
+    return max(g.gpus_per_node for g in groups)
+
+
+def _pods_per_replica(scenario: Scenario, spec, planned) -> int:
+    """Pods one replica runs: the plan's, else as many nodes as the replica's GPUs fill."""
+    if planned is not None:
+        return planned.pods_per_replica
+    return max(1, -(-_gpus(spec) // _per_node(scenario, spec)))
+
+
+def _headless(pod: _Pod) -> dict:
+    head = pod.template()
+    head["spec"]["containers"][0]["resources"] = {}
+    return head
+
+
+def _serving_object(scenario: Scenario, spec, klass: str, pod: _Pod, meta: dict, planned) -> dict:
+    """A serving framework's own resource for an inference class: its replicas, pods per replica and
+    the pod template every other kind carries (placement/deploy/frameworks.py)."""
+    replicas, per_replica = spec.replicas, _pods_per_replica(scenario, spec, planned)
+    if klass == "RayService":
+        return frameworks.ray_service(meta, spec.name, _headless(pod), pod.template(), replicas, per_replica)
+    if klass == "InferenceService":
+        if per_replica > 1:
+            raise NotRendered(f"workload {spec.name}: a replica spanning {per_replica} nodes needs KServe's multi-node "
+                              "serving runtime (predictor.workerSpec), which the export does not write")
+        return frameworks.inference_service(meta, pod.template(), replicas)
+    assert klass == "DynamoGraphDeployment", klass
+    return frameworks.dynamo_graph(meta, pod.template(), replicas, per_replica)
+
+
 def _workload_object(scenario: Scenario, spec, klass: str, pod: _Pod, namespace: str,
-                     planned_replicas: int | None = None) -> dict:
+                     planned_replicas: int | None = None, planned=None) -> dict:
     cp = scenario.stack.control_plane
     meta: dict = {"name": spec.name, "namespace": namespace, "labels": {"app.kubernetes.io/name": spec.name}}
     if cp.admission == "kueue":
@@ -158,12 +192,15 @@ def _workload_object(scenario: Scenario, spec, klass: str, pod: _Pod, namespace:
             "replicas": replicas, "selector": {"matchLabels": {"app.kubernetes.io/name": spec.name}},
             "template": pod.template()}}
     if klass == "LeaderWorkerSet":
-        groups = [g for g in scenario.pool.node_groups if spec.node_group in (None, g.name)]
-        per_node = max(g.gpus_per_node for g in groups)
+        per_node = _per_node(scenario, spec)
         # size = pods per replica; each pod carries only its own share of the replica's GPUs
         return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": meta, "spec": {
             "replicas": spec.replicas,
             "leaderWorkerTemplate": {"size": -(-spec.gpus_per_replica // per_node), "workerTemplate": pod.template()}}}
+    if isinstance(spec, InferenceWorkload) and klass in ("RayService", "InferenceService", "DynamoGraphDeployment"):
+        return _serving_object(scenario, spec, klass, pod, meta, planned)
+    if klass == "AppWrapper":  # the wrapper around the Job the class runs as without one
+        return frameworks.app_wrapper(meta, _workload_object(scenario, spec, "Job", pod, namespace, planned_replicas, planned))
     if isinstance(spec, InferenceWorkload) and klass != "Deployment":
         raise NotRendered(f"workload {spec.name}: {klass} is not rendered yet; the plan names it, the export does not")
     workers = (spec.workers if isinstance(spec.workers, int) else max(spec.workers.values)) if hasattr(spec, "workers") else 1
@@ -178,8 +215,7 @@ def _workload_object(scenario: Scenario, spec, klass: str, pod: _Pod, namespace:
             "schedulerName": "volcano", "queue": pod.queue, "minAvailable": min_member, "maxRetry": backoff,
             "tasks": [{"name": "worker", "replicas": workers, "template": pod.template("Never")}]}}
     if klass == "RayJob":
-        head = pod.template()
-        head["spec"]["containers"][0]["resources"] = {}
+        head = _headless(pod)
         return {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": meta, "spec": {
             "entrypoint": "python main.py", "rayClusterSpec": {
                 "headGroupSpec": {"rayStartParams": {}, "template": head},
@@ -213,7 +249,8 @@ def _planned_kind(planned) -> str:
 
 
 class NotRendered(ExportError):
-    """The plan names a workload kind (a serving framework's own resource) the export cannot write yet."""
+    """The plan names a workload kind, or a shape of one, the export cannot write (e.g. an InferenceService
+    replica over several nodes, which needs KServe's multi-node serving runtime)."""
 
 
 def _not_rendered_note(spec, klass: str, request, problem: NotRendered) -> ExportFile:
@@ -246,7 +283,7 @@ def workload_files(scenario: Scenario, plan=None) -> list[ExportFile]:
         pod = _Pod(scenario, spec, request, claim, planned)
         replicas = planned.replicas_per_tenant.get(spec.tenant) if planned else None
         try:
-            objects = [_workload_object(scenario, spec, klass, pod, namespace, replicas)]
+            objects = [_workload_object(scenario, spec, klass, pod, namespace, replicas, planned)]
         except NotRendered as problem:
             files.append(_not_rendered_note(spec, klass, request, problem))
             continue

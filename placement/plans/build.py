@@ -119,6 +119,8 @@ def build_plan(stack, workloads, pool, *, pool_given: bool) -> Plan:
         f"Pods ask {CPU_PER_GPU:g} CPU cores and {HOST_MEMORY_GIB_PER_GPU:g} GiB host memory per GPU they use "
         "(a DGX A100's per-GPU share); nodes advertise the same per GPU.",
     ]
+    modelled_as = simulation_mapping().get("modelled_as", {})
+    assumptions += [modelled_as[slug] for slug in (scheduler_slug, admission_slug) if slug in modelled_as]
     shortfalls: list[Shortfall] = []
 
     # --- per pool: mechanism, sizing, demand --------------------------------------------------

@@ -44,6 +44,7 @@ CRDS = {
     ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): ("lws", "leaderworkerset.x-k8s.io_leaderworkersets.yaml"),
     ("batch.volcano.sh/v1alpha1", "Job"): ("volcano", "batch.volcano.sh_jobs.yaml"),
     ("ray.io/v1", "RayJob"): ("kuberay", "ray.io_rayjobs.yaml"),
+    ("ray.io/v1", "RayService"): ("kuberay", "ray.io_rayservices.yaml"),
 }
 CORE_GROUPS = {"v1", "apps/v1", "batch/v1", "resource.k8s.io/v1"}
 
@@ -83,6 +84,8 @@ def object_errors(obj: dict) -> list[str]:
     if (api_version, kind) in CRDS:
         return [f"{label}: {'.'.join(map(str, e.absolute_path))}: {e.message}"
                 for e in crd_validator(api_version, kind).iter_errors(obj)]
+    if (api_version, kind) in SHAPES:
+        return [f"{label}: {e}" for e in SHAPES[(api_version, kind)](obj)]
     if api_version in CORE_GROUPS:
         try:
             kubernetes_validate.validate(obj, targets.KUBERNETES_VERSION, strict=True)
@@ -90,6 +93,135 @@ def object_errors(obj: dict) -> list[str]:
             return [f"{label}: {'.'.join(map(str, exc.path))}: {exc.message}"]
         return []
     return [f"{label}: no stored schema for {api_version} {kind}"]
+
+
+# ----------------------------------------------------------------------------- kinds with no stored CRD
+# KServe, NVIDIA Dynamo and AppWrapper CRDs are not in ../shared/schemas. Their objects are checked
+# against the fields read upstream (each checker names the file), and every pod spec and container
+# they embed is validated strictly as core Kubernetes, so a typo in either fails.
+POD_SPEC_FIELDS = {"schedulerName", "nodeSelector", "resourceClaims", "containers", "restartPolicy", "tolerations",
+                   "affinity", "priorityClassName", "serviceAccountName", "volumes"}
+
+
+def _pod_spec_errors(where: str, pod_spec: dict, labels=None, annotations=None) -> list[str]:
+    meta: dict = {"name": "check"}
+    if labels:
+        meta["labels"] = labels
+    if annotations:
+        meta["annotations"] = annotations
+    template = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "check"},
+                "template": {"metadata": meta, "spec": pod_spec}}
+    try:
+        kubernetes_validate.validate(template, targets.KUBERNETES_VERSION, strict=True)
+    except kubernetes_validate.ValidationError as exc:
+        return [f"{where}: {'.'.join(map(str, exc.path))}: {exc.message}"]
+    return []
+
+
+def _unknown(where: str, found: dict, allowed: set[str]) -> list[str]:
+    return [f"{where}: unknown field {k!r}" for k in sorted(set(found) - allowed)]
+
+
+def _string_map(where: str, value) -> list[str]:
+    ok = isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+    return [] if ok else [f"{where}: not a map of strings"]
+
+
+# kserve/kserve v0.20.0 config/crd/full/serving.kserve.io_inferenceservices.yaml: spec.{predictor, transformer,
+# explainer}; the predictor inlines the core PodSpec with minReplicas, maxReplicas, labels, annotations
+# (ComponentExtensionSpec); pkg/constants/constants.go: deploymentMode Standard|RawDeployment|Knative, autoscalerClass
+# hpa|external|keda|none, custom container name kserve-container.
+KSERVE_PREDICTOR = {"minReplicas", "maxReplicas", "labels", "annotations"}
+
+
+def inference_service_errors(obj: dict) -> list[str]:
+    errors = _unknown("", obj, {"apiVersion", "kind", "metadata", "spec"}) + _unknown("spec", obj["spec"], {"predictor"})
+    predictor = obj["spec"]["predictor"]
+    errors += _unknown("spec.predictor", predictor, KSERVE_PREDICTOR | POD_SPEC_FIELDS)
+    for key in ("minReplicas", "maxReplicas"):
+        if not isinstance(predictor.get(key), int) or predictor[key] < 0:
+            errors.append(f"spec.predictor.{key}: {predictor.get(key)!r} is not a non-negative integer")
+    for key in ("labels", "annotations"):
+        if key in predictor:
+            errors += _string_map(f"spec.predictor.{key}", predictor[key])
+    annotations = obj["metadata"].get("annotations", {})
+    if annotations.get("serving.kserve.io/deploymentMode") not in (None, "Standard", "RawDeployment", "Knative"):
+        errors.append("metadata.annotations: unknown serving.kserve.io/deploymentMode")
+    if annotations.get("serving.kserve.io/autoscalerClass") not in (None, "hpa", "external", "keda", "none"):
+        errors.append("metadata.annotations: unknown serving.kserve.io/autoscalerClass")
+    if [c["name"] for c in predictor.get("containers", [])][:1] != ["kserve-container"]:
+        errors.append("spec.predictor.containers: a custom predictor's container is named kserve-container")
+    pod_spec = {k: v for k, v in predictor.items() if k in POD_SPEC_FIELDS}
+    return errors + _pod_spec_errors("spec.predictor", pod_spec, predictor.get("labels"), predictor.get("annotations"))
+
+
+# ai-dynamo/dynamo deploy/cloud/operator/api/v1alpha1/dynamographdeployment_types.go (spec: pvcs, services,
+# envs, backendFramework), dynamocomponentdeployment_types.go (DynamoComponentDeploymentSharedSpec) and
+# api/dynamo/common/common.go (Resources: requests, limits, claims; ResourceItem: cpu, memory, gpu, gpuType,
+# custom, all strings; ExtraPodMetadata; ExtraPodSpec = an inline PodSpec plus mainContainer).
+DYNAMO_SERVICE = {"annotations", "labels", "serviceName", "componentType", "subComponentType", "dynamoNamespace",
+                  "globalDynamoNamespace", "resources", "autoscaling", "envs", "envFromSecret", "volumeMounts", "ingress",
+                  "modelRef", "sharedMemory", "extraPodMetadata", "extraPodSpec", "livenessProbe", "readinessProbe",
+                  "replicas", "multinode"}
+DYNAMO_ITEM = {"cpu", "memory", "gpu", "gpuType", "custom"}
+
+
+def dynamo_graph_errors(obj: dict) -> list[str]:
+    errors = _unknown("", obj, {"apiVersion", "kind", "metadata", "spec"})
+    errors += _unknown("spec", obj["spec"], {"pvcs", "services", "envs", "backendFramework"})
+    for name, service in obj["spec"]["services"].items():
+        where = f"spec.services.{name}"
+        errors += _unknown(where, service, DYNAMO_SERVICE)
+        if not isinstance(service.get("replicas"), int) or service["replicas"] < 0:
+            errors.append(f"{where}.replicas: not a non-negative integer")
+        resources = service.get("resources") or {}
+        errors += _unknown(f"{where}.resources", resources, {"requests", "limits", "claims"})
+        for side in ("requests", "limits"):
+            item = resources.get(side) or {}
+            errors += _unknown(f"{where}.resources.{side}", item, DYNAMO_ITEM)
+            errors += _string_map(f"{where}.resources.{side}", {k: v for k, v in item.items() if k != "custom"})
+            errors += _string_map(f"{where}.resources.{side}.custom", item.get("custom", {}))
+        extra_meta = service.get("extraPodMetadata") or {}
+        errors += _unknown(f"{where}.extraPodMetadata", extra_meta, {"labels", "annotations"})
+        if "multinode" in service and (set(service["multinode"]) != {"nodeCount"} or service["multinode"]["nodeCount"] < 2):
+            errors.append(f"{where}.multinode: nodeCount >= 2 only")
+        extra = dict(service.get("extraPodSpec") or {})
+        main = extra.pop("mainContainer", None)
+        if main is not None:
+            extra["containers"] = [main, *extra.get("containers", [])]
+        errors += _unknown(f"{where}.extraPodSpec", extra, POD_SPEC_FIELDS)
+        if extra.get("containers"):
+            errors += _pod_spec_errors(f"{where}.extraPodSpec", extra, extra_meta.get("labels"), extra_meta.get("annotations"))
+    return errors
+
+
+# project-codeflare/appwrapper v1.2.1 config/crd/bases/workload.codeflare.dev_appwrappers.yaml (spec: components
+# [{template, podSets, podSetInfos, annotations}], suspend, managedBy; template an embedded resource) and
+# internal/webhook/appwrapper_webhook.go (no nested AppWrapper, components in the wrapper's namespace, 1 to 8
+# pod sets; pkg/utils/utils.go infers them for batch/v1 Job, JobSet, PyTorchJob, RayCluster, RayJob, ...).
+def app_wrapper_errors(obj: dict) -> list[str]:
+    errors = _unknown("", obj, {"apiVersion", "kind", "metadata", "spec"})
+    errors += _unknown("spec", obj["spec"], {"components", "suspend", "managedBy"})
+    components = obj["spec"].get("components") or []
+    if not components:
+        errors.append("spec.components: required")
+    for i, component in enumerate(components):
+        where = f"spec.components[{i}]"
+        errors += _unknown(where, component, {"template", "podSets", "podSetInfos", "annotations"})
+        inner = component["template"]
+        if inner.get("kind") == "AppWrapper":
+            errors.append(f"{where}.template: nested AppWrappers are forbidden")
+        if inner["metadata"].get("namespace") not in (None, obj["metadata"].get("namespace")):
+            errors.append(f"{where}.template.metadata.namespace: not the wrapper's namespace")
+        errors += [f"{where}.template: {e}" for e in object_errors(inner)]
+    return errors
+
+
+SHAPES = {
+    ("serving.kserve.io/v1beta1", "InferenceService"): inference_service_errors,
+    ("nvidia.com/v1alpha1", "DynamoGraphDeployment"): dynamo_graph_errors,
+    ("workload.codeflare.dev/v1beta2", "AppWrapper"): app_wrapper_errors,
+}
 
 
 # Helm values are checked against the charts themselves (tests/deploy/charts.py: ../shared/charts/).

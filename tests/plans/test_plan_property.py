@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from placement.deploy.data_plane import ExportError
 from placement.deploy.export import export_scenario
+from placement.deploy.readback import read_workload
 from placement.plans.scenario import SIMULATED_NAME, scenario_document
 from placement.rules.compose import compose
 from placement.rules.errors import RulesInputError
@@ -16,8 +17,9 @@ from scheduler_core.scenario import parse_scenario
 
 MODELS = ["A100-40GB", "A100-80GB", "H100-80GB", "H200", "B200", "L40S"]
 MEMORY = {"A100-40GB": 40, "A100-80GB": 80, "H100-80GB": 80, "H200": 141, "B200": 180, "L40S": 48}
-# Kinds the plan names whose objects the export does not render yet (said in the export's error).
-NOT_RENDERED = {"RayService", "InferenceService", "DynamoGraphDeployment", "AppWrapper"}
+# Projects a request may require, so that the serving frameworks and batch wrappers (RayService,
+# InferenceService, DynamoGraphDeployment, AppWrapper) and Run:ai come up as often as the built-in kinds.
+REQUIRED = [None, None, "kuberay", "kserve", "nvidia-dynamo", "appwrapper", "runai", "jobset", "lws"]
 
 
 @st.composite
@@ -32,6 +34,9 @@ def requests(draw):
                         "gpu_memory_gib": draw(st.sampled_from([2, 8, 20, 30, 39.5])) * MEMORY[model] / 80,
                         "gang": kind == "training" and draw(st.booleans()), "tenants": draw(st.integers(1, 20))})
     req = {"workloads": classes, "pool": {"gpu_model": model}, "limit": 3}
+    required = draw(st.sampled_from(REQUIRED))
+    if required:
+        req["constraints"] = {"require": [required]}
     if draw(st.booleans()):
         req["pool"]["gpu_count"] = draw(st.sampled_from([8, 16, 64]))
     return req
@@ -85,18 +90,41 @@ def _check(plan):
     try:
         export = export_scenario(scenario, plan=plan)
     except ExportError as exc:
-        assert any(k in str(exc) for k in NOT_RENDERED) or "HAMi" in str(exc), str(exc)
+        assert "HAMi" in str(exc), str(exc)
         return
+    assert not [f.path for f in export.files if f.path.endswith(".NOT-RENDERED.md")]
     objects = [o for f in export.files if f.path.startswith("workloads/") for o in f.objects or []]
     for w in plan.workloads:
         mine = [o for o in objects if o["metadata"]["name"].startswith(w.name) and o["kind"] != "ResourceClaimTemplate"]
         assert mine, w.name
         kind = mine[0]["kind"]
         assert kind == w.object_kind
-        text = str(mine[0])
-        for r in w.pod.resources:
-            assert f"'{r}'" in text, (r, w.object_kind)
-        assert f"'schedulerName': '{w.scheduler_name}'" in text
+        assert f"'schedulerName': '{w.scheduler_name}'" in str(mine[0])
+        _check_pods(w, mine[0])  # resource names and quantities, as the operator hands them to the pods
+
+
+def _quantity(name: str, value: float) -> str:
+    if name == "memory":  # the plan's host memory is in GiB
+        return f"{int(round(value * 1024))}Mi"
+    return str(int(value)) if float(value).is_integer() else f"{int(round(value * 1000))}m"
+
+
+def _check_pods(w, obj):
+    """The object's pods as its operator creates them (readback): as many as the plan's replicas of
+    the tenant times its pods per replica (workers for training), each with exactly the plan's requests."""
+    read = read_workload(obj)
+    n = w.replicas_per_tenant[read["namespace"]]
+    gpu_pods = [r for r in read["requests"] if r]
+    pods_with_requests = read["pods"] - (len(read["requests"]) - len(gpu_pods))  # a Ray head asks nothing
+    if w.kind in ("online_inference", "interactive") or (w.kind == "training" and obj["kind"] != "Deployment"):
+        per_replica = w.pods_per_replica if w.kind != "training" else 1
+        assert pods_with_requests == n * per_replica, (obj["kind"], read["pods"], n, w.pods_per_replica)
+    want = {r: _quantity(r, v) for r, v in w.pod.resources.items()}
+    for asked in gpu_pods:
+        got = {k: str(v) for k, v in asked.items() if k not in ("claims", "gpu-fraction")}
+        assert got == want, (obj["kind"], got, want)
+        assert ("claims" in asked) == bool(w.pod.claim_device_class), obj["kind"]
+        assert asked.get("gpu-fraction") == w.pod.annotations.get("gpu-fraction"), obj["kind"]
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
