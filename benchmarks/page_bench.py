@@ -2,7 +2,7 @@
 """Every page at the speed of its data (issue 38): CPU per request of the main pages and API
 endpoints as a ratio to a hello-world view in the same process, then throughput under wrk.
 
-    tools/test_services.sh run -- .venv/bin/python benchmarks/page_bench.py [--requests 200] [--duration 20] [--connections 16]
+    tools/test_services.sh run -- .venv/bin/python benchmarks/page_bench.py [--requests 200] [--duration 20] [--connections 16] [--first-plot 5]
 
 (tools/test_services.sh starts a private PostgreSQL and Redis and exports their URLs; BENCH_PG
 and BENCH_REDIS name others.) The database `atlas_bench` is created afresh with the full catalog
@@ -14,6 +14,8 @@ and BENCH_REDIS name others.) The database `atlas_bench` is created afresh with 
    The hello view (`/bench/hello/`, benchmarks/api_bench_urls.py) is the unit.
 2. gunicorn with 2 sync workers, wrk with 16 connections for 20 s per URL (as issue 38 states
    its targets): requests per second, p50/p99, non-2xx/3xx answers and socket errors.
+3. With --first-plot N: the map's first plot in headless Chromium, N runs each with an empty
+   browser cache (benchmarks/map_first_plot.py), against the same gunicorn.
 
 Targets: project detail API <= 1.5x the list API; /projects/, /map/, /landscape/, a project page
 <= 3x hello warm; /map/ and /projects/ >= 150 req/s under wrk with no errors. CPU ratios are
@@ -31,6 +33,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -171,7 +174,9 @@ def print_in_process(results: dict, requests: int, cache: str) -> bool:
 # --- 2. under load -------------------------------------------------------------------------------
 
 
-def under_load(env: dict, duration: int, connections: int, workers: int) -> tuple[dict, str]:
+@contextmanager
+def serving(env: dict, workers: int):
+    """gunicorn with `workers` sync workers on a free port, as deployed; yields its base URL."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     gunicorn = shutil.which("gunicorn", path=str(Path(PYTHON).parent)) or "gunicorn"
@@ -180,9 +185,17 @@ def under_load(env: dict, duration: int, connections: int, workers: int) -> tupl
          "--worker-class", "sync", "--log-level", "warning"],
         cwd=ROOT, env=env,
     )  # fmt: skip
-    paths = dict(URLS)
     try:
         wait_for(base + "/bench/hello/")
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def under_load(env: dict, duration: int, connections: int, workers: int) -> tuple[dict, str]:
+    paths = dict(URLS)
+    with serving(env, workers) as base:
         for _ in range(10):  # each worker's first requests: the rules graph, connections, the cache
             for name in WRK_URLS:
                 with urllib.request.urlopen(base + paths[name], timeout=60) as response:
@@ -191,10 +204,18 @@ def under_load(env: dict, duration: int, connections: int, workers: int) -> tupl
         tool = "wrk" if shutil.which("wrk") else "python threads (wrk not installed)"
         results = {name: measure(base, "GET", paths[name], None, duration, connections) for name in WRK_URLS}
         results["/map/ gzip"] = measure(base, "GET", "/map/", None, duration, connections, {"Accept-Encoding": "gzip"})
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     return results, tool
+
+
+def first_plot(env: dict, workers: int, runs: int) -> None:
+    """The map's first plot in headless Chromium with an empty browser cache, against gunicorn
+    (the server's page cache warm, as for any visitor after the first)."""
+    from benchmarks.map_first_plot import main as measure
+
+    with serving(env, workers) as base:
+        urllib.request.urlopen(base + "/map/", timeout=60).read()
+        print(f"\nload average {os.getloadavg()[0]:.1f}")
+        measure(base, runs)
 
 
 def print_under_load(results: dict, tool: str, duration: int, connections: int, workers: int, cache: str) -> bool:
@@ -223,6 +244,8 @@ def main() -> int:
     parser.add_argument("--keep-db", action="store_true", help="reuse atlas_bench as it is")
     parser.add_argument("--local-cache", action="store_true", help="the embedded default's local-memory cache")
     parser.add_argument("--skip-load", action="store_true", help="in one process only")
+    parser.add_argument("--first-plot", type=int, default=0, metavar="RUNS",
+                        help="then the map's first plot in headless Chromium, RUNS runs with an empty browser cache")
     args = parser.parse_args()
 
     env = bench_env(args)
@@ -240,6 +263,8 @@ def main() -> int:
     if not args.skip_load:
         results, tool = under_load(env, args.duration, args.connections, args.workers)
         ok &= print_under_load(results, tool, args.duration, args.connections, args.workers, cache)
+    if args.first_plot:
+        first_plot(env, args.workers, args.first_plot)
     print("\nrerun: tools/test_services.sh run -- .venv/bin/python benchmarks/page_bench.py " + " ".join(sys.argv[1:]))
     return 0 if ok else 1
 
