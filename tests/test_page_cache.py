@@ -109,6 +109,27 @@ def test_a_run_page_answers_304_until_the_run_moves(client, reader):
     assert client.get(f"/runs/{run.pk}/", HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 200
 
 
+@pytest.mark.parametrize("kind", ["page", "api"])
+def test_stack_run_and_decision_reads_carry_last_modified_and_honour_if_modified_since(client, reader, kind):
+    """Reads not drawn from the catalog alone have no single timestamp: their Last-Modified is when
+    their content was first served, and a browser sending only If-Modified-Since gets a 304 until it moves."""
+    from placement.evidence.models import SimulationRun
+    from placement.stacks.models import Stack
+
+    stack = Stack.objects.create(name="s", profile="training", composition={"components": ["kueue"]})
+    run = SimulationRun.objects.create(stack=stack, scenario_name="x", scenario={}, seed=1, fingerprint="f")
+    client.force_login(reader)
+    urls = [f"/stacks/{stack.pk}/", f"/runs/{run.pk}/"] if kind == "page" else [f"/api/v1/stacks/{stack.pk}/", f"/api/v1/simulations/{run.pk}/"]
+    for url in urls:
+        first = client.get(url)
+        assert first.status_code == 200 and first.has_header("Last-Modified"), url
+        assert client.get(url)["Last-Modified"] == first["Last-Modified"]  # the same content: the same moment
+        assert client.get(url, HTTP_IF_MODIFIED_SINCE=first["Last-Modified"]).status_code == 304
+    SimulationRun.objects.filter(pk=run.pk).update(status=SimulationRun.FAILED, error="the worker was lost")
+    moved = client.get(urls[1], HTTP_IF_NONE_MATCH=client.get(urls[0])["ETag"])
+    assert moved.status_code == 200
+
+
 # --- rendered once per version, each visitor's own header ---------------------------------------
 
 

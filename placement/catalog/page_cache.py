@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 import zlib
 from collections import OrderedDict
 from functools import wraps
@@ -343,9 +344,19 @@ class ContentETagMiddleware(ConditionalGetMiddleware):
             and not response.has_header("ETag")
         ):
             user = getattr(request, "user", None)
-            response["ETag"] = '"%s"' % _digest(
+            etag = '"%s"' % _digest(
                 hashlib.blake2b(_TOKENS.sub(rb"\1", response.content), digest_size=16).hexdigest(),
                 user.pk if user is not None and user.is_authenticated else 0,
                 _csrf_secret(request),
             )
+            response["ETag"] = etag
+            if not response.has_header("Last-Modified"):
+                response["Last-Modified"] = http_date(_first_served(etag))
         return super().process_response(request, response)
+
+
+def _first_served(etag: str) -> float:
+    """When this content was first served (kept in the cache under its ETag): the latest moment it
+    can have changed, so it is the Last-Modified of a page drawn from a stack, run or decision,
+    whose state has no single timestamp (a run's progress, a stack's runs and name)."""
+    return cache.get_or_set("atlas:served:" + etag.strip('"'), time.time(), None)
