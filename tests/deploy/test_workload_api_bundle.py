@@ -113,3 +113,14 @@ def test_other_gang_stacks_write_no_workload_api_objects(graph):
     assert not [p for o in objects for p in _pod_specs(o) if "schedulingGroup" in p]
     readme = next(f for f in bundle.files if f.path == "README.md").body
     assert "A cluster of Kubernetes 1.34 or later" in readme and "GenericWorkload" not in readme
+
+
+def test_the_bundle_reads_back_as_the_scenario_it_came_from(graph):
+    # the PodGroups say kube-scheduler gangs (workload_gang): the rebuilt scenario simulates the same
+    from placement.deploy.readback import read_export
+    from tests.deploy.roundtrip import rebuilt, result_json
+
+    plan, bundle = _bundle(graph, REQUEST, native=True)
+    scenario = parse_scenario(scenario_document(plan))
+    assert parse_scenario(read_export(bundle, scenario)).stack.control_plane.kube.workload_gang
+    assert result_json(rebuilt(scenario)) == result_json(scenario)
