@@ -85,9 +85,14 @@ def install_steps(files: list[ExportFile], pools: list, scheduler: str) -> list[
     kinds = {o["kind"] for f in files if f.path.startswith("workloads/") for o in f.objects}
     values = {f.chart: f.path for f in files if f.kind == "helm-values"}
     needed = components_needed(files, kinds)
+    gangs = sorted({o["metadata"]["name"] for f in files if f.path.startswith("workloads/") for o in f.objects
+                    if o["apiVersion"] == t.WORKLOAD_API_VERSION and o["kind"] == "PodGroup"})
+    version = t.WORKLOAD_API_KUBERNETES if gangs else t.KUBERNETES_VERSION
     steps = [Step("Prerequisites", "a cluster of Kubernetes "
-                  f"{t.KUBERNETES_VERSION} or later with its GPU nodes joined, kubectl and helm (v3.8+ for oci:// charts)",
+                  f"{version} or later with its GPU nodes joined, kubectl and helm (v3.8+ for oci:// charts)",
                   ["kubectl version", "helm version"])]
+    if gangs:
+        steps.append(workload_api_step(gangs))
     if any(f.path == "namespaces.yaml" for f in files):
         steps.append(Step("Namespaces", "every namespace an object of this bundle lives in", _apply(["namespaces.yaml"])))
     label_cmds = []
@@ -145,9 +150,34 @@ def install_steps(files: list[ExportFile], pools: list, scheduler: str) -> list[
         steps.append(Step("Example workloads", "one per workload class and pool, as the simulation ran them", _apply(workloads)))
     steps.append(Step("Check", "every workload admitted and running",
                       ["kubectl get pods -A -l app.kubernetes.io/name -o wide"]
-                      + (["kubectl get workloads.kueue.x-k8s.io -A"] if "kueue" in needed else [])))
+                      + (["kubectl get workloads.kueue.x-k8s.io -A"] if "kueue" in needed else [])
+                      + ([f"kubectl get podgroups.{t.WORKLOAD_API_VERSION.split('/')[0]} -A"] if gangs else [])))
     del objects
     return steps
+
+
+def workload_api_step(pod_groups: list[str]) -> Step:
+    """kube-scheduler's own gang: the flags the control plane needs before the PodGroups can be created.
+    From k8s.io/kubernetes v1.37.2: GenericWorkload is beta but off by default (pkg/features/kube_features.go),
+    beta APIs are served only when --runtime-config enables them, kube-scheduler adds its GangScheduling
+    plugin when the gate is on (pkg/scheduler/apis/config/v1/default_plugins.go: no profile change), and
+    kube-controller-manager runs the PodGroup protection controller with it. WorkloadWithJob, which would
+    have the Job controller create Workloads and PodGroups itself, is alpha and off: leave it off, or the
+    Job controller would make a second PodGroup beside this bundle's."""
+    gate = f"--feature-gates={t.WORKLOAD_API_GATE}=true"
+    group = t.WORKLOAD_API_VERSION.split("/")[0]
+    return Step(f"Workload API (Kubernetes >= {t.WORKLOAD_API_KUBERNETES})",
+                f"the API server must serve {t.WORKLOAD_API_VERSION} with the {t.WORKLOAD_API_GATE} feature gate on, "
+                f"or kube-scheduler places the pods of PodGroup{'s' if len(pod_groups) > 1 else ''} {', '.join(pod_groups)} "
+                f"one by one instead of all-or-nothing (gang minCount): set `{gate} --runtime-config={t.WORKLOAD_API_VERSION}=true` on kube-apiserver and "
+                f"`{gate}` on kube-scheduler and kube-controller-manager on every control-plane node and restart them "
+                "(a managed cluster: through the provider, if it allows beta gates that are off by default); its "
+                "GangScheduling plugin then runs in the default profile. Keep WorkloadWithJob off: this bundle writes "
+                "each Workload and PodGroup itself",
+                [f"# kube-apiserver: {gate} --runtime-config={t.WORKLOAD_API_VERSION}=true",
+                 f"# kube-scheduler, kube-controller-manager: {gate}",
+                 f"kubectl api-resources --api-group={group} -o name | grep -x workloads.{group}",
+                 f"kubectl api-resources --api-group={group} -o name | grep -x podgroups.{group}"])
 
 
 def _needs_crds(f: ExportFile) -> bool:

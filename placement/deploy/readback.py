@@ -108,6 +108,8 @@ def _control_plane(objects: dict, plan: dict, values: dict, kai_sharing: bool) -
         disabled = profile.get("plugins", {}).get("postFilter", {}).get("disabled", [])
         cp["kube"] = {"scoring": fit["args"]["scoringStrategy"]["type"],
                       "preemption": not any(p["name"] == "DefaultPreemption" for p in disabled)}
+    if objects.get("scheduling.k8s.io/PodGroup"):  # kube-scheduler gangs them: the Workload API's gate is on
+        cp["kube"] = {**cp.get("kube", {}), "workload_gang": True}
     cos = values.get("scheduler-plugins")
     if cos:
         args = next(c["args"] for c in cos["pluginConfig"] if c["name"] == "Coscheduling")
@@ -173,7 +175,8 @@ def kueue_section(cluster_queues: list[dict], local_queues: list[dict], flavors:
 CLUSTER_KINDS = {"v1/ConfigMap", "v1/Namespace", "kueue.x-k8s.io/ResourceFlavor", "kueue.x-k8s.io/ClusterQueue",
                  "kueue.x-k8s.io/LocalQueue", "kueue.x-k8s.io/Cohort", "kueue.x-k8s.io/WorkloadPriorityClass",
                  "kueue.x-k8s.io/Topology", "scheduling.volcano.sh/Queue", "scheduling.run.ai/Queue",
-                 "resource.k8s.io/DeviceClass", "resource.k8s.io/ResourceClaimTemplate"}
+                 "resource.k8s.io/DeviceClass", "resource.k8s.io/ResourceClaimTemplate",
+                 "scheduling.k8s.io/Workload", "scheduling.k8s.io/PodGroup"}
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 

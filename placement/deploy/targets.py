@@ -31,6 +31,13 @@ UPSTREAM: dict[str, tuple[str, str]] = {
     "appwrapper": ("v1.2.1", "workload.codeflare.dev/v1beta2 AppWrapper; controller installed by hand"),
 }
 
+# kube-scheduler's own gang (issue 33): the Workload API's Workload and PodGroup and the pods' reference to their
+# PodGroup exist from this Kubernetes version on (k8s.io/api v0.37.2 scheduling/v1beta1/types.go, core/v1 PodSpec
+# schedulingGroup). Only bundles of such stacks use them, so only they need this version.
+WORKLOAD_API_KUBERNETES = "1.37"
+WORKLOAD_API_VERSION = "scheduling.k8s.io/v1beta1"
+WORKLOAD_API_GATE = "GenericWorkload"  # beta and off by default in 1.37 (pkg/features/kube_features.go)
+
 # Labels GPU Feature Discovery / the GPU Operator put on (or read from) nodes.
 GPU_PRODUCT = "nvidia.com/gpu.product"
 GPU_COUNT = "nvidia.com/gpu.count"
@@ -122,7 +129,7 @@ DELIVERED_BY = {
 # others (device plugin config, MIG labels) are rendered by the data-plane files in their own shape.
 HELM_SETTINGS = {"kai-scheduler": ("global.gpuSharing", "binder.plugins.hamicore.enabled")}
 # Parts of Kubernetes itself (kube-scheduler, the Job controller): on every cluster the bundle targets.
-IN_KUBERNETES = {"kube-scheduler"}
+IN_KUBERNETES = {"kube-scheduler", "kubernetes-workload-api"}
 
 # The training operator (v1) ships as kustomize manifests, not a chart.
 TRAINING_OPERATOR_KUSTOMIZE = "github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4"

@@ -177,6 +177,51 @@ def _serving_object(scenario: Scenario, spec, klass: str, pod: _Pod, meta: dict,
     return frameworks.dynamo_graph(meta, pod.template(), replicas, per_replica)
 
 
+# The pod-group template each gang's Workload names; its PodGroup is `<workload>-<template>`.
+GANG_TEMPLATE = "workers"
+_API_GROUPS = {"Job": "batch", "VolcanoJob": "batch.volcano.sh", "JobSet": "jobset.x-k8s.io", "PyTorchJob": "kubeflow.org",
+               "RayJob": "ray.io"}
+
+
+def gang_min_count(scenario: Scenario, spec, planned=None) -> int | None:
+    """minCount of the PodGroup kube-scheduler places `spec`'s pods as (the Workload API's gang, scenario
+    stack.control_plane.kube.workload_gang), None when it places them one by one: a training job of more
+    than one pod in a gang (the simulator's KubeWorkloadGangScheduler.is_gang). The plan's minCount for
+    the tenant when there is one (the same number the scenario's min_available carries)."""
+    cp = scenario.stack.control_plane
+    if cp.scheduler != "kube-default" or not cp.kube.workload_gang or not isinstance(spec, TrainingWorkload) or spec.roles:
+        return None
+    workers = spec.workers if isinstance(spec.workers, int) else max(spec.workers.values)
+    least = min(workers, spec.min_available if spec.min_available is not None else workers)
+    if planned is not None and planned.pod_group is not None:
+        least = planned.pod_group.min_count.get(spec.tenant, least)
+    return least if least > 1 else None
+
+
+def pod_group_objects(spec, klass: str, namespace: str, min_count: int) -> list[dict]:
+    """The Workload (one pod-group template with a gang policy) and the PodGroup made from it, field by field
+    as k8s.io/api v0.37.2 scheduling/v1beta1/types.go names them: WorkloadSpec.podGroupTemplates[]
+    {name, schedulingPolicy.gang.minCount}, controllerRef {apiGroup, kind, name}; PodGroupSpec.workloadRef
+    {workloadName, templateName} and its own schedulingPolicy, which controllers copy from the template.
+    WorkloadWithJob (the Job controller making both itself) is alpha and off in 1.37, so the bundle writes them."""
+    labels = {"app.kubernetes.io/name": spec.name}
+    policy = {"gang": {"minCount": min_count}}
+    workload = {"apiVersion": t.WORKLOAD_API_VERSION, "kind": "Workload",
+                "metadata": {"name": spec.name, "namespace": namespace, "labels": dict(labels)},
+                "spec": {"controllerRef": {"apiGroup": _API_GROUPS.get(klass, ""), "kind": "Job" if klass == "VolcanoJob" else klass,
+                                           "name": spec.name},
+                         "podGroupTemplates": [{"name": GANG_TEMPLATE, "schedulingPolicy": policy}]}}
+    group = {"apiVersion": t.WORKLOAD_API_VERSION, "kind": "PodGroup",
+             "metadata": {"name": pod_group_name(spec), "namespace": namespace, "labels": dict(labels)},
+             "spec": {"workloadRef": {"workloadName": spec.name, "templateName": GANG_TEMPLATE},
+                      "schedulingPolicy": {"gang": {"minCount": min_count}}}}
+    return [workload, group]
+
+
+def pod_group_name(spec) -> str:
+    return f"{spec.name}-{GANG_TEMPLATE}"
+
+
 def _workload_object(scenario: Scenario, spec, klass: str, pod: _Pod, namespace: str,
                      planned_replicas: int | None = None, planned=None) -> dict:
     cp = scenario.stack.control_plane
@@ -281,6 +326,9 @@ def workload_files(scenario: Scenario, plan=None) -> list[ExportFile]:
         request = requests[spec.name]
         claim = f"{spec.name}-gpu" if request.kind == "dra" else None
         pod = _Pod(scenario, spec, request, claim, planned)
+        min_count = gang_min_count(scenario, spec, planned)
+        if min_count is not None:  # every pod of the job names its PodGroup (core/v1 PodSpec.schedulingGroup)
+            pod.pod_spec["schedulingGroup"] = {"podGroupName": pod_group_name(spec)}
         replicas = planned.replicas_per_tenant.get(spec.tenant) if planned else None
         try:
             objects = [_workload_object(scenario, spec, klass, pod, namespace, replicas, planned)]
@@ -289,7 +337,11 @@ def workload_files(scenario: Scenario, plan=None) -> list[ExportFile]:
             continue
         if claim:
             objects.insert(0, _claim_template(claim, namespace, request))
+        gang = ""
+        if min_count is not None:
+            objects[:0] = pod_group_objects(spec, klass, namespace, min_count)
+            gang = f"; PodGroup {pod_group_name(spec)} (gang minCount {min_count}, {t.WORKLOAD_API_VERSION})"
         pool = f" on pool {spec.node_group}" if spec.node_group else ""
         files.append(ExportFile(f"workloads/{spec.name}.yaml", "manifests", objects=objects,
-                                note=f"{klass}{pool}: {request.describe()} per pod, {_gpus(spec)} GPU(s) asked"))
+                                note=f"{klass}{pool}: {request.describe()} per pod, {_gpus(spec)} GPU(s) asked{gang}"))
     return files

@@ -18,6 +18,7 @@ from placement.plans.models import (
     MigLayout,
     NodeGroup,
     Plan,
+    PodGroupPlan,
     PodRequest,
     QueuePlan,
     Shortfall,
@@ -115,6 +116,7 @@ def build_plan(stack, workloads, pool, *, pool_given: bool) -> Plan:
     scheduler = _mapped("scheduler", scheduler_slug, "scheduling_policy")
     admission = _mapped("admission", admission_slug, "admission_quota") if admission_slug else "none"
     controller = _slot(stack, "workload_unit")
+    gang_api = _gang_api(stack, scheduler)
     assumptions = [
         f"Pods ask {CPU_PER_GPU:g} CPU cores and {HOST_MEMORY_GIB_PER_GPU:g} GiB host memory per GPU they use "
         "(a DGX A100's per-GPU share); nodes advertise the same per GPU.",
@@ -208,6 +210,9 @@ def build_plan(stack, workloads, pool, *, pool_given: bool) -> Plan:
             queues={t: t for t in tenants}, replicas_per_tenant=per_tenant, unit=p.unit.value, unit_size=p.unit_size,
             min_replicas=w.min_replicas if w.elastic else None,
         ))
+        if w.gang and gang_api is not None:
+            plans[-1] = with_pod_group(plans[-1], gang_api)
+            assumptions.append(pod_group_assumption(plans[-1]))
         if w.elastic:
             assumptions.append(elastic_assumption(plans[-1], admission, scheduler))
         capacity = {r: v * count for r, v in dp.advertised.items()}
@@ -223,6 +228,9 @@ def build_plan(stack, workloads, pool, *, pool_given: bool) -> Plan:
             queues.append(QueuePlan(name=t, tenant=t, workload=w.name, quota=quota))
     queues = _one_queue_per_team(queues, assumptions)
     components = _components(stack, node_groups, scheduler_slug)
+    if gang_api is not None and gang_api[0] in components:
+        comp = components[gang_api[0]]
+        components[gang_api[0]] = comp.model_copy(update={"settings": {**comp.settings, **gang_api_settings(gang_api[1])}})
     return Plan(stack=stack.title, gpu_model=pool.gpu_model, admission=admission, scheduler=scheduler,
                 node_groups=node_groups, workloads=plans, queues=queues, components=list(components.values()),
                 assumptions=assumptions, shortfalls=shortfalls)
@@ -258,6 +266,48 @@ def _components(stack, node_groups: list[NodeGroup], scheduler_slug: str) -> dic
     return components
 
 
+# The Workload API (scheduling.k8s.io/v1beta1) from Kubernetes 1.37: the GenericWorkload feature gate is beta but
+# off by default there (k8s.io/kubernetes v1.37.2 pkg/features/kube_features.go), beta APIs are served only
+# when runtime-config enables them; with the gate kube-scheduler adds its GangScheduling plugin
+# (pkg/scheduler/apis/config/v1/default_plugins.go) and kube-controller-manager its PodGroup protection
+# controller (cmd/kube-controller-manager/app/scheduling.go). WorkloadWithJob (the Job controller creating
+# Workloads and PodGroups itself) is still alpha and off in 1.37, so the plan's jobs bring their own.
+GANG_API_KUBERNETES = "1.37"
+GANG_API_GATE = "GenericWorkload=true"
+
+
+def _gang_api(stack, scheduler: str) -> tuple[str, str] | None:
+    """(slug, api version) of the stack member through which kube-scheduler gangs (simulation.yaml gang_api)."""
+    if scheduler != "kube-default":
+        return None
+    members = {a.project.slug for a in stack.slots if a.project is not None} | {s.project.slug for s in stack.supporting}
+    return next(((slug, version) for slug, version in simulation_mapping().get("gang_api", {}).items() if slug in members), None)
+
+
+def gang_api_settings(api_version: str) -> dict[str, str]:
+    """What the cluster must run for the gang API (the plan's component settings; the bundle's README)."""
+    gate = f"--feature-gates={GANG_API_GATE}"
+    return {"apiVersion": api_version, "kubernetes": f">= {GANG_API_KUBERNETES}",
+            "kube-apiserver": f"{gate} --runtime-config={api_version}=true",
+            "kube-scheduler": gate, "kube-controller-manager": gate}
+
+
+def with_pod_group(w: WorkloadPlan, gang_api: tuple[str, str]) -> WorkloadPlan:
+    """A gang class placed through the API: each tenant's job one PodGroup of minCount = its replicas, or
+    the elastic minimum for that tenant (as the other gang schedulers' minMember)."""
+    mins = {t: w.min_for(t) or n for t, n in w.replicas_per_tenant.items() if n}
+    return w.model_copy(update={"pod_group": PodGroupPlan(api=gang_api[0], api_version=gang_api[1], min_count=mins)})
+
+
+def pod_group_assumption(w: WorkloadPlan) -> str:
+    g = w.pod_group
+    mins = ", ".join(f"{t} {n}" for t, n in g.min_count.items())
+    return (f"Class {w.name} is a gang through the {g.api} ({g.api_version}, Kubernetes >= {GANG_API_KUBERNETES} with the "
+            f"{GANG_API_GATE.split('=')[0]} feature gate): each tenant's job is a PodGroup made from its Workload's gang "
+            f"template with minCount {mins}, its pods name it in {g.pod_reference}, and kube-scheduler binds at least "
+            f"minCount of them together or none.")
+
+
 # scheduler_core models that start a gang from its minMember and place the rest as they fit
 # (policies: place_gang / Volcano's minAvailable parts), and the admission model that admits partially.
 ELASTIC_GANG_SCHEDULERS = ("volcano", "kai", "coscheduling")
@@ -276,6 +326,8 @@ def elastic_assumption(w: WorkloadPlan, admission: str, scheduler: str) -> str:
         how.append("Kueue admits it partially down to that minimum (pod set minCount)")
     if w.gang and scheduler in ELASTIC_GANG_SCHEDULERS:
         how.append(f"{scheduler} binds the minimum all-or-nothing (minMember) and the other workers as they fit")
+    elif w.gang and w.pod_group is not None:
+        how.append(f"{scheduler} binds the minimum all-or-nothing (the PodGroup's minCount) and the other workers as they fit")
     elif w.gang:
         how.append(f"{scheduler} has no gang minimum in the simulator, so the minimum is not held there")
     else:

@@ -66,6 +66,18 @@ class PodRequest(_Model):
     annotations: dict[str, str] = Field(default_factory=dict)
 
 
+class PodGroupPlan(_Model):
+    """A gang placed through a Kubernetes API the scheduler serves (the Workload API): the class's
+    Workload has one pod-group template with a gang policy, each tenant's job is one PodGroup made from
+    it, and the job's pods name that PodGroup."""
+
+    api: str = Field(description="Catalog slug of the API, e.g. kubernetes-workload-api")
+    api_version: str = Field(description="Group/version of its Workload and PodGroup, e.g. scheduling.k8s.io/v1beta1")
+    min_count: dict[str, int] = Field(description="Tenant -> the gang's minCount: the job's replicas, or an elastic "
+                                                  "class's minimum for that tenant")
+    pod_reference: str = Field("spec.schedulingGroup.podGroupName", description="The pod field that names the PodGroup")
+
+
 class WorkloadPlan(_Model):
     name: str = Field(description="The workload class")
     kind: str = Field(description="training, online_inference, batch_inference or interactive")
@@ -88,6 +100,9 @@ class WorkloadPlan(_Model):
     # Elastic classes only; left out of dumps (and so of the digest) when unset.
     min_replicas: int | None = Field(None, exclude_if=lambda v: v is None,
                                      description="Elastic job: the fewest replicas it starts with; `replicas` is the most")
+    # Gang classes whose gang the scheduler places through an API (kube-scheduler and the Workload API) only.
+    pod_group: PodGroupPlan | None = Field(None, exclude_if=lambda v: v is None,
+                                           description="The PodGroup each tenant's job of a gang class is placed as")
 
     def min_for(self, tenant: str) -> int | None:
         """An elastic class's minimum for one tenant's job: the class's minimum scaled to the tenant's

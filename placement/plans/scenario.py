@@ -103,6 +103,8 @@ def scenario_document(plan: Plan, *, name: str | None = None) -> dict:
                                   "duration": f"{round(BATCH_HOURS * 3600 * share)}s",
                                   "memory_gib": round(0.9 * w.gpu_memory_gib, 3)})
     control: dict = {"scheduler": plan.scheduler, "admission": plan.admission}
+    if plan.scheduler == "kube-default" and any(w.pod_group is not None for w in plan.workloads):
+        control["kube"] = {"workload_gang": True}  # the Workload API's gang: PodGroups of minCount = min_available
     total_gpus = sum(g.gpus for g in plan.node_groups)
     if plan.scheduler == "volcano":
         control["volcano"] = {"queues": [{"name": q.name, "weight": max(1, round(q.quota.get("nvidia.com/gpu", 1)))}

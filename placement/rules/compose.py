@@ -59,6 +59,8 @@ from placement.rules.context import (
     SearchBudget,
     admission_units,
     elastic_points,
+    gang_api,
+    gang_api_points,
     keeps_default_scheduler,
     local_score,
     resolve,
@@ -337,6 +339,8 @@ def _missing_capabilities(s: PoolOptions) -> list[SlotFailure]:
     open_slots = {**{slot: set(v) for slot, v in s.cluster.items()}, **pool_members}
     primary_open = {x for slot, slugs in open_slots.items() for x in slugs if x in graph.slot_primary[slot]}
     reachable = {x for slugs in open_slots.values() for x in slugs if x in primary_open}
+    # a scheduler that places gangs through an API it serves provides gang scheduling with it
+    reachable |= {api for x in s.cluster[SlotName.SCHEDULING_POLICY] if (api := gang_api(ctx, x))}
     failures = []
     for cap, why in ctx.required_caps:
         if any(cap in ctx.facts(x).capabilities for x in reachable):
@@ -414,7 +418,8 @@ def score_parts(s: Feasible) -> SearchSpace:
     for sched in s.scheduling:
         for adm in s.admission:
             part = make_part(ctx, [(SlotName.SCHEDULING_POLICY, sched), (SlotName.ADMISSION_QUOTA, adm)],
-                             (dsp if keeps_default_scheduler(ctx, sched) else 0.0) + elastic_points(ctx, sched, adm))
+                             (dsp if keeps_default_scheduler(ctx, sched) else 0.0) + elastic_points(ctx, sched, adm)
+                             + gang_api_points(ctx, sched))
             cluster_parts.append((sched, adm, part))
     native = graph.rules.native_handoff.points
     pool_parts = [

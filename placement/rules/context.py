@@ -328,6 +328,22 @@ def keeps_default_scheduler(ctx: Context, slug: str | None) -> bool:
     return slug is not None and (slug == default or default in ctx.facts(slug).requires)
 
 
+def gang_api(ctx: Context, sched: str | None) -> str | None:
+    """The Kubernetes API through which `sched` places the request's gang classes all-or-nothing when it
+    has no gang capability of its own (feasibility.yaml gang.served_api: kube-scheduler and the Workload
+    API, Kubernetes >= 1.37); None without gang classes, when it has its own, or none it serves is allowed."""
+    gang = ctx.graph.rules.gang
+    if not ctx.gang_classes or sched is None or gang.served_api is None or gang.capability in ctx.facts(sched).capabilities:
+        return None
+    api = ctx.graph.served_api(sched, gang.capability)
+    return api.ref.slug if api is not None and api.ref.slug not in ctx.excluded else None
+
+
+def gang_api_points(ctx: Context, sched: str | None) -> float:
+    """What depending on the served gang API's Kubernetes version and feature gate costs (0 without one)."""
+    return ctx.graph.rules.gang.served_api.points if gang_api(ctx, sched) else 0.0
+
+
 def elastic_admit(ctx: Context, sched: str | None, adm: str | None) -> tuple[str, ElasticAdmit] | None:
     """(project, how) of the stack's admission layer, else its scheduler, when it starts the request's
     elastic classes with fewer than all their replicas (composition.yaml `elastic`); None without any."""

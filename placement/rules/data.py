@@ -95,10 +95,20 @@ class UnitFit(_Data):
     source: str
 
 
+class ServedGangApi(_Data):
+    """How a scheduler without the gang capability places gangs through a Kubernetes API it serves
+    (feasibility.yaml gang.served_api: kube-scheduler and the Workload API)."""
+
+    kubernetes: str = Field(description="The Kubernetes minor version from which the API is served, e.g. 1.37")
+    points: float = Field(le=0, description="What depending on that version and its feature gate costs")
+    why: str
+
+
 class GangRule(_Data):
     capability: str
     why: str
     source: str
+    served_api: ServedGangApi | None = None
 
 
 # --- interfaces.yaml -----------------------------------------------------------------------------

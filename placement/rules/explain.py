@@ -14,6 +14,7 @@ from placement.rules.context import (
     PoolOption,
     costs_component,
     elastic_admit,
+    gang_api,
     keeps_default_scheduler,
     unit_label,
 )
@@ -72,6 +73,12 @@ def explain_score(ctx: Context, cand: Candidate) -> list[ScoreItem]:
         items.append(ScoreItem(factor="default_scheduler", points=dsp.points, slot=SlotName.SCHEDULING_POLICY, project=sched,
                                subject=rules.default_scheduler, reason=f"{_name(ctx, sched)} keeps the default scheduler: {dsp.why}"))
     items.extend(_elastic_items(ctx, cand))
+    api = gang_api(ctx, sched)
+    if api is not None:
+        served = rules.gang.served_api
+        items.append(ScoreItem(factor="gang_api", points=served.points, slot=SlotName.SCHEDULING_POLICY, project=api,
+                               subject=api, reason=(f"{_name(ctx, sched)} places class {', '.join(ctx.gang_classes)} "
+                                                    f"all-or-nothing through the {_name(ctx, api)}: {served.why}")))
     for cap, entries in ctx.cap_points.items():
         if cap in cand.covered:
             slot, slug = cand.covered[cap]
@@ -224,10 +231,13 @@ def to_stack(ctx: Context, cand: Candidate, rank: int, why_rank: str, items: lis
         )
         for o in cand.pools
     ]
+    api = gang_api(ctx, cand.cluster.get(SlotName.SCHEDULING_POLICY))
     supporting = [
         SupportingComponent(
             project=graph.projects[slug].ref, required_by=by,
-            why=f"{by} requires it. {graph.projects[slug].doc.placement.promise}",
+            why=(f"{by} places class {', '.join(ctx.gang_classes)} all-or-nothing only through it (Kubernetes >= "
+                 f"{graph.rules.gang.served_api.kubernetes}). {graph.projects[slug].doc.placement.promise}" if slug == api
+                 else f"{by} requires it. {graph.projects[slug].doc.placement.promise}"),
         )
         for slug, by in cand.supporting.items()
     ]

@@ -15,6 +15,7 @@ from placement.rules.context import (
     PoolOption,
     PoolSpec,
     admission_units,
+    gang_api,
     keeps_default_scheduler,
     local_score,
     unit_label,
@@ -68,8 +69,13 @@ def cluster_candidates(ctx: Context, slot: SlotName) -> list[str]:
     if slot == SlotName.SCHEDULING_POLICY and ctx.gang_classes:
         gang, kept = graph.rules.gang, []
         for slug in slugs:
-            if gang.capability in ctx.facts(slug).capabilities:
+            served = ctx.graph.served_api(slug, gang.capability) if gang.served_api else None
+            if gang.capability in ctx.facts(slug).capabilities or gang_api(ctx, slug):
                 kept.append(slug)
+            elif served is not None:  # it would place gangs through an API the constraints exclude
+                ctx.reject(slot, slug, (f"{slug} places a gang all-or-nothing only through {served.ref.slug} "
+                                        f"(Kubernetes >= {gang.served_api.kubernetes}), which the constraints exclude; "
+                                        f"class {', '.join(ctx.gang_classes)} has gang: true."), "constraint")
             else:
                 ctx.reject(slot, slug, (f"{slug} does not place a gang all-or-nothing, and class "
                                         f"{', '.join(ctx.gang_classes)} has gang: true ({gang.source})."))

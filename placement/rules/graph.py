@@ -157,6 +157,17 @@ class CatalogGraph:
         cap = self.capability(slug)
         return cap.name if cap else slug
 
+    def served_api(self, slug: str, capability: str) -> ProjectFacts | None:
+        """A Kubernetes API that requires project `slug` and provides `capability`: the project provides
+        it through the API it serves (kube-scheduler places PodGroups all-or-nothing through the Workload
+        API, beta in 1.37). A component that merely requires it (a plugin) does not count."""
+        memo = self._memo.setdefault("served_api", {})
+        key = (slug, capability)
+        if key not in memo:
+            memo[key] = next((f for s, f in sorted(self.projects.items()) if f.ref.kind == Kind.API and slug in f.requires
+                              and capability in f.capabilities and capability not in f.misuses), None)
+        return memo[key]
+
     def eligible(self, slug: str, slot: SlotName) -> bool:
         return slug in self._slot_sets[slot]
 

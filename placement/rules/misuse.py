@@ -8,7 +8,6 @@ even where Volcano ships a vGPU device plugin integration.
 
 from __future__ import annotations
 
-from placement.catalog.schemas import Kind
 from placement.rules.errors import RulesInputError
 from placement.rules.graph import CatalogGraph, ProjectFacts
 from placement.rules.models import MisuseStatus, MisuseVerdict
@@ -30,14 +29,6 @@ def _layers_text(graph: CatalogGraph, map_slug: str, codes) -> str:
     return " / ".join(graph.layer_label(map_slug, c) for c in codes) or "no layer"
 
 
-def _served_api(graph: CatalogGraph, slug: str, capability: str) -> ProjectFacts | None:
-    """A Kubernetes API that requires this project and provides the capability: the project
-    provides it through the API it serves (kube-scheduler places PodGroups all-or-nothing through
-    the Workload API, beta in 1.37). A component that merely requires it (a plugin) does not count."""
-    return next((f for s, f in sorted(graph.projects.items()) if f.ref.kind == Kind.API and slug in f.requires
-                 and capability in f.capabilities and capability not in f.misuses), None)
-
-
 def check_misuse(graph: CatalogGraph, slug: str, capability: str) -> MisuseVerdict:
     """Whether asking project `slug` for `capability` asks the right layer, and who to ask instead."""
     errors: dict[str, list[str]] = {}
@@ -56,7 +47,7 @@ def check_misuse(graph: CatalogGraph, slug: str, capability: str) -> MisuseVerdi
     project_layers = list(facts.layers.get(cap.owner_map, ()))
     layer_owns = bool(set(project_layers) & set(cap.owner_layers))
     declared = facts.misuses.get(cap.slug)
-    api = None if declared is not None or cap.slug in facts.capabilities else _served_api(graph, slug, cap.slug)
+    api = None if declared is not None or cap.slug in facts.capabilities else graph.served_api(slug, cap.slug)
     provided = cap.slug in facts.capabilities or api is not None
     providers, on_owner = _owner_providers(graph, cap, slug)
     owner_text = _layers_text(graph, cap.owner_map, cap.owner_layers)

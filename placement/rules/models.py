@@ -283,7 +283,8 @@ class SupportingComponent(_Model):
 class ScoreItem(_Model):
     factor: str = Field(
         description=("unit_fit, native_handoff, default_scheduler, capability, missing_capability, component_cost, empty_slot, "
-                     "elastic (who admits an elastic class partially; only for requests with one).")
+                     "elastic (who admits an elastic class partially; only for requests with one), gang_api (a scheduler that places "
+                     "gangs through an API it serves, which needs a Kubernetes version and feature gate).")
     )
     points: float
     slot: SlotName | None = None

@@ -22,6 +22,8 @@ from placement.rules.context import (
     admission_units,
     costs_component,
     elastic_points,
+    gang_api,
+    gang_api_points,
     keeps_default_scheduler,
     unit_label,
 )
@@ -46,6 +48,10 @@ def support(ctx: Context, cand: Candidate) -> str | None:
     # plugin such as coscheduling requires kube-scheduler).
     binder = {scheduler, *ctx.facts(scheduler).requires} if scheduler else set()
     queue = sorted(present)
+    api = gang_api(ctx, scheduler)
+    if api is not None and api not in present:  # the scheduler places the gang classes through the API it serves
+        supporting[api] = scheduler
+        queue.append(api)
     while queue:
         slug = queue.pop(0)
         for needed in sorted(ctx.facts(slug).requires):
@@ -107,6 +113,7 @@ def evaluate(ctx: Context, cand: Candidate, contracts: bool = True) -> str | Non
     if keeps_default_scheduler(ctx, cand.cluster.get(SlotName.SCHEDULING_POLICY)):
         score += ctx.profile.default_scheduler_points.points
     score += elastic_points(ctx, cand.cluster.get(SlotName.SCHEDULING_POLICY), cand.cluster.get(SlotName.ADMISSION_QUOTA))
+    score += gang_api_points(ctx, cand.cluster.get(SlotName.SCHEDULING_POLICY))
     covered: dict[str, tuple[SlotName | None, str]] = {}
     assigned = cand.assignments()
     owner_slot = ctx.cap_slot
@@ -240,7 +247,11 @@ def make_part(ctx: Context, placed: list[tuple[SlotName, str]], base: float) -> 
     needs = frozenset(slug for slot, slug in placed if slug not in graph.slot_primary[slot]) - primary_filled
     error = None
     supporting: set[str] = set()
-    for m in sorted(members):  # the error names the first member by name, not by hash order
+    for slot, slug in placed:  # a scheduler that places the gang classes through an API it serves brings it
+        api = gang_api(ctx, slug) if slot == SlotName.SCHEDULING_POLICY else None
+        if api is not None and api not in members:
+            supporting.add(api)
+    for m in sorted(members | supporting):  # the error names the first member by name, not by hash order
         for needed in sorted(ctx.facts(m).requires_all):
             if needed in members or needed in ctx.baseline:
                 continue

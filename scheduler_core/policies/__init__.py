@@ -16,8 +16,11 @@ if TYPE_CHECKING:  # pragma: no cover
 def make_scheduler(sim: "ClusterPort"):
     name = sim.cp.scheduler
     if name == "kube-default":
-        from scheduler_core.policies.kube import KubeScheduler
-        return KubeScheduler(sim)
+        from scheduler_core.policies.kube import (
+            KubeScheduler,
+            KubeWorkloadGangScheduler,
+        )
+        return KubeWorkloadGangScheduler(sim) if sim.cp.kube.workload_gang else KubeScheduler(sim)
     if name == "coscheduling":
         from scheduler_core.policies.kube import CoschedulingScheduler
         return CoschedulingScheduler(sim)

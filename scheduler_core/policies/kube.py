@@ -95,6 +95,52 @@ class KubeScheduler(Policy):
         return None
 
 
+class KubeWorkloadGangScheduler(KubeScheduler):
+    """kube-scheduler with the Workload API's gang (KEP-4671, beta in Kubernetes 1.37; the GenericWorkload
+    feature gate turns on the GangScheduling plugin, k8s.io/kubernetes pkg/scheduler/apis/config/v1/
+    default_plugins.go). The pods of a PodGroup with a gang policy wait at PreEnqueue until minCount of
+    them exist and at Permit until minCount are reserved, then bind together: the same all-or-nothing
+    placement as coscheduling (``Policy.place_gang``, the Permit wait collapsed), with minCount the
+    workload's ``min_member``. Pods outside a gang (a job of one pod, services) still bind one by one
+    with PostFilter preemption; workload-aware preemption of whole PodGroups is not modelled."""
+
+    def key(self, wl: "Workload"):
+        return (wl.priority, wl.shape(), wl.pods_total, wl.min_member)
+
+    @staticmethod
+    def is_gang(wl: "Workload") -> bool:
+        return wl.kind == "training" and wl.min_member > 1
+
+    def allocate(self) -> None:
+        sim = self.sim
+        scan = self.queue.scan(self.queue_order, self.pass_keys())
+        while True:
+            item = scan.next()
+            if item is None:
+                break
+            key, wl = item
+            strategy, _ = self.score(wl)
+            if self.is_gang(wl):
+                if self.place_gang(wl, strategy):
+                    scan.done(key) if wl.pending <= 0 else scan.keep(key)
+                else:
+                    scan.fail(key)
+                continue
+            sim.place_pods_individually(wl, strategy)
+            if wl.pending <= 0:
+                scan.done(key)
+                continue
+            if sim.cp.kube.preemption:
+                self.preempt_for(wl)
+            scan.fail(key)
+
+    def explain(self, wl: "Workload") -> str:
+        if wl.pending <= 0 or not self.is_gang(wl) or wl.pods:
+            return super().explain(wl)
+        msg = self.sim.unschedulable(wl, siblings_fill=True) or super().explain(wl)
+        return f"{msg} PodGroup {wl.name}: fewer than minCount {wl.min_member} pods can be scheduled (gang)"
+
+
 class CoschedulingScheduler(Policy):
     """Extension points: allocate (PodGroups all-or-nothing, the Permit wait collapsed; backoff after a
     failure), score (kube-scheduler's, packed for a required topology)."""

@@ -53,6 +53,10 @@ class KubeSchedulerConfig(DocumentModel):
     scoring: Literal["LeastAllocated", "MostAllocated"] = Field(
         "LeastAllocated", description="NodeResourcesFit scoring strategy; LeastAllocated (spread) is kube-scheduler's default")
     preemption: bool = True
+    workload_gang: bool = Field(
+        False, description="the Workload API's gang (KEP-4671; scheduling.k8s.io/v1beta1 from Kubernetes 1.37 with the "
+                           "GenericWorkload feature gate, which turns on the GangScheduling plugin): a training job's "
+                           "pods form a PodGroup with a gang policy of minCount = min_available, bound all-or-nothing")
 
 
 class CoschedulingConfig(DocumentModel):

@@ -86,9 +86,11 @@ def object_errors(obj: dict) -> list[str]:
                 for e in crd_validator(api_version, kind).iter_errors(obj)]
     if (api_version, kind) in SHAPES:
         return [f"{label}: {e}" for e in SHAPES[(api_version, kind)](obj)]
-    if api_version in CORE_GROUPS:
+    if api_version in CORE_GROUPS or api_version == targets.WORKLOAD_API_VERSION:
+        # the Workload API's objects, and pods that name a PodGroup, exist from its Kubernetes version on
+        version = targets.WORKLOAD_API_KUBERNETES if _uses_workload_api(obj) else targets.KUBERNETES_VERSION
         try:
-            kubernetes_validate.validate(obj, targets.KUBERNETES_VERSION, strict=True)
+            kubernetes_validate.validate(obj, version, strict=True)
         except kubernetes_validate.ValidationError as exc:
             return [f"{label}: {'.'.join(map(str, exc.path))}: {exc.message}"]
         return []
@@ -222,6 +224,13 @@ SHAPES = {
     ("nvidia.com/v1alpha1", "DynamoGraphDeployment"): dynamo_graph_errors,
     ("workload.codeflare.dev/v1beta2", "AppWrapper"): app_wrapper_errors,
 }
+
+
+def _uses_workload_api(obj) -> bool:
+    if isinstance(obj, dict):
+        return obj.get("apiVersion") == targets.WORKLOAD_API_VERSION or "schedulingGroup" in obj or any(
+            _uses_workload_api(v) for v in obj.values())
+    return isinstance(obj, list) and any(_uses_workload_api(v) for v in obj)
 
 
 # Helm values are checked against the charts themselves (tests/deploy/charts.py: ../shared/charts/).

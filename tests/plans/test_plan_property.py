@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from placement.deploy.data_plane import ExportError
 from placement.deploy.export import export_scenario
 from placement.deploy.readback import read_workload
+from placement.deploy.targets import WORKLOAD_API_VERSION
 from placement.plans.scenario import SIMULATED_NAME, scenario_document
 from placement.rules.compose import compose
 from placement.rules.errors import RulesInputError
@@ -95,7 +96,15 @@ def _check(plan):
     assert not [f.path for f in export.files if f.path.endswith(".NOT-RENDERED.md")]
     objects = [o for f in export.files if f.path.startswith("workloads/") for o in f.objects or []]
     for w in plan.workloads:
-        mine = [o for o in objects if o["metadata"]["name"].startswith(w.name) and o["kind"] != "ResourceClaimTemplate"]
+        # the Workload API's Workload and PodGroup of a gang (issue 33) stand beside the workload object
+        gang = [o for o in objects if o["metadata"]["name"].startswith(w.name) and o["apiVersion"] == WORKLOAD_API_VERSION]
+        if w.pod_group is None:
+            assert not gang, w.name
+        else:  # each PodGroup's minCount is one the plan gives a tenant's job (a minCount of 1 is no gang)
+            counts = {o["spec"]["schedulingPolicy"]["gang"]["minCount"] for o in gang if o["kind"] == "PodGroup"}
+            assert counts <= set(w.pod_group.min_count.values()), (counts, w.pod_group)
+        mine = [o for o in objects if o["metadata"]["name"].startswith(w.name)
+                and o["kind"] != "ResourceClaimTemplate" and o["apiVersion"] != WORKLOAD_API_VERSION]
         assert mine, w.name
         kind = mine[0]["kind"]
         assert kind == w.object_kind

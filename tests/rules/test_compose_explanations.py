@@ -104,7 +104,9 @@ def test_every_project_in_no_stack_gets_the_rule_that_kept_it_out(graph):
     assert why["sched-b"] == (
         SlotName.SCHEDULING_POLICY, "feasibility",
         "sched-b does not place a gang all-or-nothing, and class training has gang: true (Volcano gang plugin (PodGroup "
-        "minAvailable); scheduler-plugins Coscheduling (Permit stage); KAI Scheduler PodGroups (gang)).")
+        "minAvailable); scheduler-plugins Coscheduling (Permit stage); KAI Scheduler PodGroups (gang); kube-scheduler "
+        "GangScheduling plugin through the Workload API (PodGroup gang policy minCount, Kubernetes >= 1.37)).")
+    # (the synthetic sched-b serves no Workload API, so it stays out; the source now names that way of ganging too)
     assert why["slicer"][:2] == (SlotName.DATA_PLANE_UNIT, "feasibility")
     assert why["slicer"][2].startswith("MIG instance cannot serve class 'training': a replica needs 8 GPUs in one process")
 

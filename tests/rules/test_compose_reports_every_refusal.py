@@ -27,7 +27,10 @@ def test_a_handoff_kept_out_by_a_conflicting_data_plane_is_refused_in_the_handof
 
 
 def test_each_exclusion_counts_every_combination_it_removed(graph):
-    result = compose(graph, {"profile": "mixed", "slo": {"isolation": "hard", "goal": "latency_sensitive"}})
+    # The Workload API excluded keeps kube-scheduler out of the gang classes' search (before Kubernetes 1.37 it
+    # had no gang): its extra combinations would push this count out of the ten listed, not change it.
+    result = compose(graph, {"profile": "mixed", "slo": {"isolation": "hard", "goal": "latency_sensitive"},
+                             "constraints": {"exclude": ["kubernetes-workload-api"]}})
     assert ("runai requires the scheduler kai-scheduler, but this stack's scheduler is volcano (2 combinations)"
             in result.excluded), result.excluded
 

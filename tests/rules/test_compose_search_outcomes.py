@@ -45,7 +45,10 @@ def test_the_lead_contract_is_the_one_naming_a_required_project_even_if_rarer(gr
 
 
 def test_no_stack_without_a_broken_contract_names_only_the_exclusions(graph):
-    result = _compose(graph, profile="training", constraints={"require": ["jobset", "appwrapper"]})
+    # (the Workload API excluded: kube-scheduler, which gangs through it since Kubernetes 1.37, stays out of the
+    # search, so the counted combinations are those of the gang schedulers alone)
+    result = _compose(graph, profile="training", constraints={"require": ["jobset", "appwrapper"],
+                                                              "exclude": ["kubernetes-workload-api"]})
     (failure,) = result.failures
     assert (failure.slot, failure.contract_point) == (None, None)
     assert failure.reason == (

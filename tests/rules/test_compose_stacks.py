@@ -190,10 +190,15 @@ def test_required_projects_pull_in_what_they_require(graph):
 
 
 def test_keeping_the_default_scheduler_gives_training_a_gang_plugin_inside_it(graph):
-    stack = _top(graph, profile="training", constraints=Constraints(keep_default_scheduler=True))
-    sched = _slot(stack, SlotName.SCHEDULING_POLICY)
-    assert sched == "coscheduling"
-    assert "kube-scheduler" in graph.projects[sched].requires
+    # Since Kubernetes 1.37 kube-scheduler's own GangScheduling plugin gangs through the Workload API (no
+    # second component to run, so it ranks first); the Coscheduling plugin inside it stays a ranked choice.
+    result = compose(graph, ComposeRequest(profile="training", constraints=Constraints(keep_default_scheduler=True)))
+    top = result.stacks[0]
+    assert _slot(top, SlotName.SCHEDULING_POLICY) == "kube-scheduler"
+    assert {s.project.slug: s.required_by for s in top.supporting}["kubernetes-workload-api"] == "kube-scheduler"
+    plugin = next(s for s in result.stacks if _slot(s, SlotName.SCHEDULING_POLICY) == "coscheduling")
+    assert "kube-scheduler" in graph.projects["coscheduling"].requires
+    assert "kubernetes-workload-api" not in plugin.components
 
 
 def test_excluded_projects_never_appear(graph):
@@ -219,14 +224,16 @@ def test_an_unknown_gpu_model_is_assumed_not_mig_capable_with_a_note(graph):
 
 
 def test_gang_training_without_a_gang_scheduler_names_the_scheduling_slot(graph):
-    result = compose(graph, ComposeRequest(profile="training",
-                                           constraints=Constraints(keep_default_scheduler=True, exclude=["coscheduling"])))
+    # kube-scheduler gangs through the Workload API (Kubernetes >= 1.37): excluding the API too leaves no gang
+    result = compose(graph, ComposeRequest(profile="training", constraints=Constraints(
+        keep_default_scheduler=True, exclude=["coscheduling", "kubernetes-workload-api"])))
     assert not result.feasible and not result.stacks
     failure = result.failures[0]
     assert failure.slot == SlotName.SCHEDULING_POLICY
     assert "Gang scheduling" in failure.reason
     reasons = {r.project: r.reason for r in failure.rejected}
     assert "default scheduler" in reasons["volcano"] and "excluded" in reasons["coscheduling"]
+    assert "only through kubernetes-workload-api" in reasons["kube-scheduler"]
 
 
 def test_mig_on_gpus_that_cannot_partition_names_the_data_plane_slot(graph):

@@ -87,8 +87,9 @@ CASES = [
          units={"training": WHOLE}, gang=True, why_not={"mig": "not MIG-capable"}),
     Case("gang-inside-the-default-scheduler",
          {"profile": "training", "constraints": {"keep_default_scheduler": True}, "pool": {"gpu_model": "A100-80GB", "gpu_count": 8}},
-         "domain-facts §6.4 (Coscheduling Permit plugin inside kube-scheduler)",
-         schedulers={"coscheduling"}, gang=True),
+         "domain-facts §6.4 (Coscheduling Permit plugin inside kube-scheduler); since Kubernetes 1.37 kube-scheduler's "
+         "GangScheduling plugin places a PodGroup with a gang policy all-or-nothing (KEP-4671, scheduling.k8s.io/v1beta1)",
+         schedulers={"kube-scheduler", "coscheduling"}, contains={"kubernetes-workload-api"}, gang=True),
     Case("hami-under-volcano-is-two-binders",
          {"profile": "mixed", "constraints": {"require": ["hami", "volcano"]}, "pool": {"gpu_model": "A100-80GB", "gpu_count": 8}},
          "domain-facts §3 (webhook rewrites schedulerName to hami-scheduler); volcano.yaml compatibility",
@@ -142,8 +143,10 @@ def test_expert_compose_case(graph, case: Case):
         for pool in stack.pools:
             binds = [c for c in stack.contracts if c.point.value == "bind" and c.pool == pool.name]
             assert len(binds) == 1 and binds[0].interface[0].startswith("spec.schedulerName")
-        if case.gang:
-            assert "gang-scheduling" in graph.projects[_slot(stack, "scheduling_policy")].capabilities
+        if case.gang:  # the scheduler gangs itself, or through the API it serves (Workload API, Kubernetes >= 1.37)
+            sched = _slot(stack, "scheduling_policy")
+            api = graph.served_api(sched, "gang-scheduling")
+            assert "gang-scheduling" in graph.projects[sched].capabilities or (api and api.ref.slug in stack.components)
     pools = {p.name: p for p in top.pools}
     for name, units in case.units.items():
         assert pools[name].unit.value in units, (name, pools[name].unit)

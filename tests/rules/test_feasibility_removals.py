@@ -11,7 +11,9 @@ from placement.rules.feasibility import cluster_candidates, rejections, slot_for
 # every handoff that hands out whole GPUs, MPS shares or memory caps (catalog contract_points)
 # (an exclusive DRA claim hands out a whole GPU too: issue 32)
 WHOLE_GPU_HANDOFFS = ["nvidia-device-plugin", "hami", "koordinator", "volcano-vgpu-device-plugin", "nvidia-dra-driver"]
-GANG_SOURCE = "Volcano gang plugin (PodGroup minAvailable); scheduler-plugins Coscheduling (Permit stage); KAI Scheduler PodGroups (gang)"
+GANG_SOURCE = ("Volcano gang plugin (PodGroup minAvailable); scheduler-plugins Coscheduling (Permit stage); KAI Scheduler "
+               "PodGroups (gang); kube-scheduler GangScheduling plugin through the Workload API (PodGroup gang policy "
+               "minCount, Kubernetes >= 1.37)")
 
 
 def _ctx(graph, **request):
@@ -76,11 +78,22 @@ def test_the_removals_listed_per_slot_are_capped(graph):
 
 def test_a_gang_class_removes_every_scheduler_that_cannot_place_all_or_nothing(graph):
     ctx = _ctx(graph, profile="training")
+    # kube-scheduler stays since Kubernetes 1.37: it places a PodGroup with a gang policy all-or-nothing through
+    # the Workload API it serves (kubernetes-workload-api requires it and provides gang scheduling); a plugin
+    # that runs inside it without gang (NodeResourceTopology) is still removed.
     assert cluster_candidates(ctx, SlotName.SCHEDULING_POLICY) == [
-        "coscheduling", "kai-scheduler", "koordinator", "volcano", "yunikorn"]
+        "coscheduling", "kai-scheduler", "koordinator", "kube-scheduler", "volcano", "yunikorn"]
+    assert (SlotName.SCHEDULING_POLICY, "kube-scheduler") not in ctx.why_not
+    assert ctx.why_not[(SlotName.SCHEDULING_POLICY, "node-resource-topology")] == (
+        f"node-resource-topology does not place a gang all-or-nothing, and class training has gang: true ({GANG_SOURCE}).")
+    assert ctx.why_not_rule[(SlotName.SCHEDULING_POLICY, "node-resource-topology")] == "feasibility"
+    # without the Workload API kube-scheduler has no gang: a constraint removed it
+    ctx = _ctx(graph, profile="training", constraints={"exclude": ["kubernetes-workload-api"]})
+    assert "kube-scheduler" not in cluster_candidates(ctx, SlotName.SCHEDULING_POLICY)
     assert ctx.why_not[(SlotName.SCHEDULING_POLICY, "kube-scheduler")] == (
-        f"kube-scheduler does not place a gang all-or-nothing, and class training has gang: true ({GANG_SOURCE}).")
-    assert ctx.why_not_rule[(SlotName.SCHEDULING_POLICY, "kube-scheduler")] == "feasibility"
+        "kube-scheduler places a gang all-or-nothing only through kubernetes-workload-api (Kubernetes >= 1.37), which "
+        "the constraints exclude; class training has gang: true.")
+    assert ctx.why_not_rule[(SlotName.SCHEDULING_POLICY, "kube-scheduler")] == "constraint"
     # an archived project is removed unless required
     assert "nos" not in cluster_candidates(ctx, SlotName.ADMISSION_QUOTA)
     assert ctx.why_not[(SlotName.ADMISSION_QUOTA, "nos")] == (
@@ -130,5 +143,7 @@ def test_every_gang_class_is_named_in_the_removal_of_a_scheduler(graph):
     gang = {"kind": "training", "replicas": 2, "gpus_per_replica": 1, "gpu_memory_gib": 10, "gang": True}
     ctx = _ctx(graph, workloads=[{"name": "pretrain", **gang}, {"name": "finetune", **gang}])
     cluster_candidates(ctx, SlotName.SCHEDULING_POLICY)
-    assert ctx.why_not[(SlotName.SCHEDULING_POLICY, "kube-scheduler")] == (
-        f"kube-scheduler does not place a gang all-or-nothing, and class pretrain, finetune has gang: true ({GANG_SOURCE}).")
+    # (kube-scheduler gangs through the Workload API since 1.37; NodeResourceTopology, a plugin without gang, is removed)
+    assert ctx.why_not[(SlotName.SCHEDULING_POLICY, "node-resource-topology")] == (
+        f"node-resource-topology does not place a gang all-or-nothing, and class pretrain, finetune has gang: true "
+        f"({GANG_SOURCE}).")

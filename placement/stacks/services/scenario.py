@@ -216,6 +216,9 @@ def _apply_stack(data: dict, stack: Stack, only_groups: list[str] | None = None)
     if scheduler == "kai" and not control.get("kai"):
         total = sum(int(g.get("count", 1)) * int(g.get("gpus_per_node", 8)) for g in data["pool"].get("node_groups", []))
         control["kai"] = {"queues": [{"name": name, "quota": round(total * share, 3)} for name, share in shares]}
+    if scheduler == "kube-default" and set(composition.get("components") or ()) & set(simulation_mapping().get("gang_api", {})):
+        # kube-scheduler gangs through the Workload API in this stack: its GangScheduling plugin is on
+        control["kube"] = {**(control.get("kube") or {}), "workload_gang": True}
     stack_section["control_plane"] = control
     if admission == "kueue" and not control.get("kueue"):
         control["kueue"] = _kueue_for(data, shares)
