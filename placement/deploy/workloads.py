@@ -179,8 +179,10 @@ def _serving_object(scenario: Scenario, spec, klass: str, pod: _Pod, meta: dict,
 
 # The pod-group template each gang's Workload names; its PodGroup is `<workload>-<template>`.
 GANG_TEMPLATE = "workers"
-_API_GROUPS = {"Job": "batch", "VolcanoJob": "batch.volcano.sh", "JobSet": "jobset.x-k8s.io", "PyTorchJob": "kubeflow.org",
-               "RayJob": "ray.io"}
+# The object whose pods the gang is (the Workload's controllerRef): (apiGroup, kind) per exported kind. An
+# AppWrapper's pods belong to the Job it wraps (same name), which its controller creates once Kueue admits it.
+_CONTROLLERS = {"Job": ("batch", "Job"), "VolcanoJob": ("batch.volcano.sh", "Job"), "JobSet": ("jobset.x-k8s.io", "JobSet"),
+                "PyTorchJob": ("kubeflow.org", "PyTorchJob"), "RayJob": ("ray.io", "RayJob"), "AppWrapper": ("batch", "Job")}
 
 
 def gang_min_count(scenario: Scenario, spec, planned=None) -> int | None:
@@ -208,8 +210,7 @@ def pod_group_objects(spec, klass: str, namespace: str, min_count: int) -> list[
     policy = {"gang": {"minCount": min_count}}
     workload = {"apiVersion": t.WORKLOAD_API_VERSION, "kind": "Workload",
                 "metadata": {"name": spec.name, "namespace": namespace, "labels": dict(labels)},
-                "spec": {"controllerRef": {"apiGroup": _API_GROUPS.get(klass, ""), "kind": "Job" if klass == "VolcanoJob" else klass,
-                                           "name": spec.name},
+                "spec": {"controllerRef": {"apiGroup": _CONTROLLERS[klass][0], "kind": _CONTROLLERS[klass][1], "name": spec.name},
                          "podGroupTemplates": [{"name": GANG_TEMPLATE, "schedulingPolicy": policy}]}}
     group = {"apiVersion": t.WORKLOAD_API_VERSION, "kind": "PodGroup",
              "metadata": {"name": pod_group_name(spec), "namespace": namespace, "labels": dict(labels)},

@@ -9,6 +9,7 @@ validates the objects against them and against ../shared/schemas for KubeRay).""
 import yaml
 
 from placement.deploy.export import export_scenario
+from placement.deploy.targets import WORKLOAD_API_VERSION
 from placement.plans.scenario import scenario_document
 from placement.rules.compose import compose
 from scheduler_core import simulate
@@ -26,9 +27,14 @@ def _workload(plan):
     export = export_scenario(parse_scenario(scenario_document(plan)), plan=plan)
     assert not [f.path for f in export.files if f.path.endswith(".NOT-RENDERED.md")]
     objects = [o for f in export.files if f.path.startswith("workloads/") for o in f.objects
-               if o["kind"] != "ResourceClaimTemplate"]
+               if o["kind"] != "ResourceClaimTemplate" and o["apiVersion"] != WORKLOAD_API_VERSION]
     assert len(objects) == 1, [o["kind"] for o in objects]
     return export, objects[0]
+
+
+def _gang_objects(export) -> list[dict]:
+    """The Workload API's Workload and PodGroup a kube-scheduler gang stands on (issue 33), if any."""
+    return [o for f in export.files if f.path.startswith("workloads/") for o in f.objects if o["apiVersion"] == WORKLOAD_API_VERSION]
 
 
 def _container_requests(plan) -> dict:
@@ -78,7 +84,7 @@ def test_a_dynamo_stack_exports_a_dynamo_graph_deployment_with_dynamos_resource_
 def test_an_appwrapper_stack_exports_an_appwrapper_around_an_indexed_job_of_the_plans_workers(graph):
     plan = _plan(graph, "appwrapper", kind="training", gpus=8)
     w = plan.workloads[0]
-    _export, aw = _workload(plan)
+    export, aw = _workload(plan)
     # project-codeflare/appwrapper v1.2.1 config/crd/bases/workload.codeflare.dev_appwrappers.yaml (spec.components
     # [].template) and samples/wrapped-gpu-job.yaml (a batch/v1 Job wrapped; queue label on the AppWrapper).
     assert (aw["apiVersion"], aw["kind"]) == ("workload.codeflare.dev/v1beta2", "AppWrapper") == (w.api_version, w.object_kind)
@@ -90,6 +96,12 @@ def test_an_appwrapper_stack_exports_an_appwrapper_around_an_indexed_job_of_the_
     assert pod["schedulerName"] == w.scheduler_name
     assert pod["containers"][0]["resources"]["requests"] == _container_requests(plan)
     assert not any(k.startswith("kueue.x-k8s.io/") for k in job["metadata"].get("labels", {}))
+    # A kube-scheduler gang's Workload names the wrapped Job as the pods' controller, and the pods its PodGroup.
+    for gang in _gang_objects(export):
+        if gang["kind"] == "Workload":
+            assert gang["spec"]["controllerRef"] == {"apiGroup": "batch", "kind": "Job", "name": job["metadata"]["name"]}
+        else:
+            assert pod["schedulingGroup"] == {"podGroupName": gang["metadata"]["name"]}
 
 
 def test_a_rayservice_under_kueue_carries_the_queue_label_and_kueue_enables_its_integration(graph):
