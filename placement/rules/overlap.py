@@ -79,6 +79,11 @@ def is_control_plane(f: ProjectFacts) -> bool:
 def capability_axis_value(graph: CatalogGraph, f: ProjectFacts, capabilities: list[str], keywords: list[str]) -> str:
     """What a project says on a control-plane axis: the capabilities it provides and its own words."""
     have = [graph.capability_name(c) for c in capabilities if c in f.capabilities]
+    for c in capabilities:  # provided through a Kubernetes API the project serves (kube-scheduler's Workload API)
+        api = None if c in f.capabilities else graph.served_api(f.slug, c)
+        if api is not None:
+            have.append(f"{graph.capability_name(c)} through the {api.ref.name} it serves "
+                        f"({api.doc.placement.costs.compatibility.rstrip('.')})")
     p = f.doc.placement
     said = [t for t in [p.promise, *p.non_promise, p.costs.compatibility] if any(k in t.lower() for k in keywords)]
     head = ("Provides " + ", ".join(have) + ".") if have else "Does not provide " + ", ".join(

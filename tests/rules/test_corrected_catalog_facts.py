@@ -38,3 +38,13 @@ def test_grove_and_kai_are_not_built_on_each_other(graph):
 def test_dynamo_without_grove_is_a_stack(graph):
     result = compose(graph, ComposeRequest(profile="training", constraints={"require": ["nvidia-dynamo"], "exclude": ["grove"]}))
     assert result.feasible, result.failures
+
+
+def test_comparing_kube_scheduler_with_volcano_credits_its_gang_through_the_workload_api(graph):
+    # compare agrees with compose and misuse: from 1.37 kube-scheduler gangs through the API it serves.
+
+    pair = compare_pair(graph, "kube-scheduler", "volcano")
+    gang = next(a for a in pair.axes if a.axis == "gang")
+    kube = next(v.value for v in gang.values if v.slug == "kube-scheduler")
+    assert kube.startswith("Provides Gang scheduling through the Kubernetes Workload API")
+    assert "1.37" in kube and "Does not provide" not in kube
