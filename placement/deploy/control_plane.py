@@ -188,8 +188,9 @@ KUEUE_FRAMEWORKS: dict[str, tuple[str, ...]] = {
     "Deployment": ("pod", "deployment"), "StatefulSet": ("pod", "statefulset"), "Pod": ("pod",),
     "LeaderWorkerSet": ("pod", "leaderworkerset.x-k8s.io/leaderworkerset"),
     "RayService": ("ray.io/rayservice",), "AppWrapper": ("workload.codeflare.dev/appwrapper",),
-    # No Kueue integration of their own: KServe (Standard mode) and the Dynamo operator (without Grove) create
-    # Deployments carrying the queue labels, which Kueue manages through their pods.
+    # No Kueue integration of their own: KServe (Standard mode) creates Deployments carrying the queue labels and
+    # the Dynamo operator (without Grove) Deployments whose worker pods carry them (the DGD's worker podTemplate);
+    # Kueue manages both through their pods.
     "InferenceService": ("pod", "deployment"), "DynamoGraphDeployment": ("pod", "deployment"),
 }
 

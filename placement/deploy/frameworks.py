@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from placement.deploy import targets as t
 from placement.deploy.bundle import to_yaml
 
 GPU = "nvidia.com/gpu"
@@ -23,7 +24,13 @@ KSERVE_ANNOTATIONS = {
 # KubeRay v1.7.0's GPU serving sample (ray-operator/config/samples/ray-service.llm-serve.yaml): Ray 2.52.0.
 RAY_VERSION = "2.52.0"
 RAY_IMAGE = "rayproject/ray-llm:2.52.0-py311-cu128"
-DYNAMO_SERVICE = "worker"  # the graph's GPU service; componentType "worker" (operator consts.ComponentTypeWorker)
+# NVIDIA Dynamo v1.5.0's DynamoGraphDeployment (docs.nvidia.com/dynamo/v1.5.0/reference/api/kubernetes/
+# dynamo-graph-deployment.md and dynamo-component-deployment.md, "Shared component spec").
+DYNAMO_API = "nvidia.com/v1beta1"
+DYNAMO_BACKEND = "vllm"         # spec.backendFramework: sglang | vllm | trtllm; the runtime image is vLLM's
+DYNAMO_FRONTEND = "Frontend"    # component names: unique in spec.components, ^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$
+DYNAMO_WORKER = "worker"
+DYNAMO_MAIN = "main"            # the podTemplate container the operator injects its defaults into
 
 
 @dataclass(frozen=True)
@@ -39,9 +46,9 @@ class Operator:
 OPERATORS: dict[str, Operator] = {
     "InferenceService": Operator("kserve", "KServe controller", "v0.20.0", "inferenceservices.serving.kserve.io",
                                  "https://kserve.github.io/website/ (Standard deployment mode; Knative not needed)"),
-    "DynamoGraphDeployment": Operator("nvidia-dynamo", "NVIDIA Dynamo operator (dynamo-platform chart)", "v1.5.0",
+    "DynamoGraphDeployment": Operator("nvidia-dynamo", "NVIDIA Dynamo operator (dynamo-platform chart)", t.DYNAMO_VERSION,
                                       "dynamographdeployments.nvidia.com",
-                                      "https://docs.nvidia.com/dynamo/latest/kubernetes/installation-guide.html"),
+                                      f"https://docs.nvidia.com/dynamo/{t.DYNAMO_VERSION}/kubernetes/installation/install-dynamo"),
     "AppWrapper": Operator("appwrapper", "AppWrapper controller", "v1.2.1", "appwrappers.workload.codeflare.dev",
                            "kubectl apply --server-side -f "
                            "https://github.com/project-codeflare/appwrapper/releases/download/v1.2.1/install.yaml"),
@@ -97,78 +104,38 @@ def inference_service(meta: dict, template: dict, replicas: int) -> dict:
             "spec": {"predictor": predictor}}
 
 
-def _quantity_text(value) -> str:
-    return str(value)
-
-
-def _dynamo_item(resources: dict[str, object]) -> dict:
-    """A ResourceList as Dynamo's ResourceItem: cpu, memory, one GPU resource as gpu (+ gpuType when
-    it is not nvidia.com/gpu), every other extended resource under custom; quantities as strings."""
-    item: dict = {}
-    rest = {k: v for k, v in resources.items() if k not in ("cpu", "memory")}
-    for key in ("cpu", "memory"):
-        if key in resources:
-            item[key] = _quantity_text(resources[key])
-    gpu = GPU if GPU in rest else next((k for k in rest if k.startswith("nvidia.com/mig-") or k == "volcano.sh/vgpu-number"), None)
-    if gpu is not None:
-        item["gpu"] = _quantity_text(rest.pop(gpu))
-        if gpu != GPU:
-            item["gpuType"] = gpu
-    if rest:
-        item["custom"] = {k: _quantity_text(v) for k, v in rest.items()}
-    return item
-
-
-def dynamo_resources(resources: dict) -> dict:
-    """A container's resources (requests, limits, claims) in Dynamo's Resources shape."""
-    out: dict = {}
-    for side in ("requests", "limits"):
-        if resources.get(side):
-            out[side] = _dynamo_item(resources[side])
-    if resources.get("claims"):
-        out["claims"] = [dict(c) for c in resources["claims"]]
-    return out
-
-
-def kubernetes_resources(resources: dict) -> dict:
-    """Dynamo's Resources back as a container's ResourceRequirements (the operator's GetResourcesConfig)."""
-    out: dict = {}
-    for side in ("requests", "limits"):
-        item = resources.get(side)
-        if not item:
-            continue
-        values = {k: item[k] for k in ("cpu", "memory") if k in item}
-        if "gpu" in item:
-            values[item.get("gpuType") or GPU] = item["gpu"]
-        values.update(item.get("custom") or {})
-        out[side] = values
-    if resources.get("claims"):
-        out["claims"] = resources["claims"]
-    return out
-
-
 def dynamo_graph(meta: dict, template: dict, replicas: int, pods_per_replica: int) -> dict:
-    """NVIDIA Dynamo DynamoGraphDeployment (nvidia.com/v1alpha1): the graph's GPU worker service with
-    the plan's replicas and per-pod resources (Dynamo's Resources: gpu/gpuType/custom), its pod labels
-    and annotations in extraPodMetadata and the pod spec (scheduler, node selector, claims, image) in
-    extraPodSpec; multinode.nodeCount when a replica spans nodes. The graph's Frontend (CPU only, not
-    in the plan) is left to the operator, as is the model the worker runs."""
-    container = template["spec"]["containers"][0]
-    pod_spec = {k: v for k, v in template["spec"].items() if k not in ("containers", "restartPolicy")}
-    service: dict = {"componentType": DYNAMO_SERVICE, "replicas": replicas,
-                     "resources": dynamo_resources(container.get("resources") or {})}
-    tmeta = template.get("metadata") or {}
-    extra_meta = {k: dict(tmeta[k]) for k in ("labels", "annotations") if tmeta.get(k)}
-    if extra_meta:
-        service["extraPodMetadata"] = extra_meta
+    """NVIDIA Dynamo DynamoGraphDeployment in nvidia.com/v1beta1, the version Dynamo v1.5.0 serves as
+    current (v1alpha1 is its deprecated, converted surface): `backendFramework` vllm and two components.
+
+    - `Frontend` (type frontend): the graph's HTTP entry point, one CPU-only replica of the runtime
+      image. Not a plan pod: it asks no GPU and joins no tenant queue.
+    - `worker` (type worker): the plan's replicas, `multinode.nodeCount` when a replica spans nodes
+      (each pod asks its own share; total GPUs = nodeCount x the container's request), and as
+      `podTemplate` the pod template every other kind carries: scheduler name, node selector, resource
+      claims, pod labels and annotations, and the container `main` (the name the operator merges its
+      defaults into) with the plan's exact per-pod requests and limits.
+
+    v1beta1 has no per-component labels: a podTemplate's metadata reaches the worker pods only, and
+    `spec.labels` would reach every child, the Frontend's Deployment too. So the queue labels Kueue
+    reads (pod integration: queue-name, priority-class on the pod) go on the worker's pod template,
+    beside KAI's queue label; the Frontend stays outside the tenant's quota. The model the worker
+    serves is left to the operator, as for the other serving kinds."""
+    pod_spec = {k: v for k, v in template["spec"].items() if k != "restartPolicy"}  # a Deployment's pods: Always
+    main, *sidecars = pod_spec["containers"]
+    pod_spec["containers"] = [{**main, "name": DYNAMO_MAIN, "image": t.DYNAMO_RUNTIME_IMAGE}, *sidecars]
+    tmeta = {k: dict(v) for k, v in (template.get("metadata") or {}).items() if v}
     queue_labels = {k: v for k, v in meta.get("labels", {}).items() if k.startswith("kueue.x-k8s.io/")}
-    if queue_labels:  # labels of the component's generated objects: the Deployment Kueue admits
-        service["labels"] = queue_labels
+    if queue_labels:
+        tmeta["labels"] = {**tmeta.get("labels", {}), **queue_labels}
+    worker: dict = {"name": DYNAMO_WORKER, "type": "worker", "replicas": replicas}
     if pods_per_replica > 1:
-        service["multinode"] = {"nodeCount": pods_per_replica}
-    service["extraPodSpec"] = {**pod_spec, "mainContainer": {"name": "main", "image": container["image"]}}
-    return {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment", "metadata": meta,
-            "spec": {"services": {DYNAMO_SERVICE: service}}}
+        worker["multinode"] = {"nodeCount": pods_per_replica}
+    worker["podTemplate"] = {**({"metadata": tmeta} if tmeta else {}), "spec": pod_spec}
+    frontend = {"name": DYNAMO_FRONTEND, "type": "frontend", "replicas": 1,
+                "podTemplate": {"spec": {"containers": [{"name": DYNAMO_MAIN, "image": t.DYNAMO_RUNTIME_IMAGE}]}}}
+    return {"apiVersion": DYNAMO_API, "kind": "DynamoGraphDeployment", "metadata": meta,
+            "spec": {"backendFramework": DYNAMO_BACKEND, "components": [frontend, worker]}}
 
 
 def app_wrapper(meta: dict, wrapped: dict) -> dict:

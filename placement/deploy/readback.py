@@ -8,7 +8,6 @@ import yaml
 
 from placement.deploy import targets as t
 from placement.deploy.bundle import Export
-from placement.deploy.frameworks import kubernetes_resources
 from placement.deploy.queues import kai_queue, kueue_cluster_queue, kueue_local_queue, volcano_queue
 from scheduler_core import mig as migmod
 from scheduler_core.hardware import GPU_SPECS
@@ -214,14 +213,9 @@ def _pod_templates(obj: dict) -> list[tuple[int, dict]] | None:
         predictor.pop("maxReplicas", None)
         meta = {k: predictor.pop(k) for k in ("labels", "annotations") if k in predictor}
         return [(pods, {"metadata": meta, "spec": predictor})]
-    if kind == "DynamoGraphDeployment":  # each service: replicas x nodes, Dynamo's resources as the operator writes them
-        sets = []
-        for service in (spec.get("services") or {}).values():
-            extra = dict(service.get("extraPodSpec") or {})
-            main = {**(extra.pop("mainContainer", None) or {}), "resources": kubernetes_resources(service.get("resources") or {})}
-            pods = int(service.get("replicas", 1)) * int((service.get("multinode") or {}).get("nodeCount", 1))
-            sets.append((pods, {"metadata": service.get("extraPodMetadata") or {}, "spec": {**extra, "containers": [main]}}))
-        return sets
+    if kind == "DynamoGraphDeployment":  # v1beta1: each component's podTemplate, replicas x nodes (the Frontend's too)
+        return [(int(c.get("replicas", 1)) * int((c.get("multinode") or {}).get("nodeCount", 1)), c.get("podTemplate") or {})
+                for c in spec.get("components") or []]
     if kind == "AppWrapper":
         sets = []
         for component in spec.get("components") or []:
@@ -242,7 +236,7 @@ def read_workload(obj: dict) -> dict:
         pod_spec = template.get("spec") or {}
         tmeta = template.get("metadata") or {}
         schedulers.add(pod_spec.get("schedulerName", "default-scheduler"))
-        for key in ("kai.scheduler/queue",):
+        for key in ("kai.scheduler/queue", QUEUE_LABEL):  # Kueue's pod integration reads a pod's own label
             if (tmeta.get("labels") or {}).get(key):
                 queues.add(tmeta["labels"][key])
         if (tmeta.get("annotations") or {}).get("scheduling.volcano.sh/queue-name"):

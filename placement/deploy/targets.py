@@ -27,7 +27,7 @@ UPSTREAM: dict[str, tuple[str, str]] = {
     # No CRD of these is stored in ../shared: the fields were read from the tag's own API types, CRD and
     # samples (tests/deploy/schemas.py names the files), and the bundle does not install their operators.
     "kserve": ("v0.20.0", "serving.kserve.io/v1beta1 InferenceService (Standard mode); operator installed by hand"),
-    "nvidia-dynamo": ("v1.5.0", "nvidia.com/v1alpha1 DynamoGraphDeployment; operator installed by hand"),
+    "nvidia-dynamo": ("v1.5.0", "nvidia.com/v1beta1 DynamoGraphDeployment; operator installed by hand"),
     "appwrapper": ("v1.2.1", "workload.codeflare.dev/v1beta2 AppWrapper; controller installed by hand"),
 }
 
@@ -37,6 +37,12 @@ UPSTREAM: dict[str, tuple[str, str]] = {
 WORKLOAD_API_KUBERNETES = "1.37"
 WORKLOAD_API_VERSION = "scheduling.k8s.io/v1beta1"
 WORKLOAD_API_GATE = "GenericWorkload"  # beta and off by default in 1.37 (pkg/features/kube_features.go)
+
+# NVIDIA Dynamo's vLLM runtime image of the pinned release: the docs' examples tag it with the bare
+# version ("vllm-runtime:1.4.0" on the v1.4/v1.5 DGD and DCD reference pages), the operator reads the
+# runtime version from that tag.
+DYNAMO_VERSION = UPSTREAM["nvidia-dynamo"][0]
+DYNAMO_RUNTIME_IMAGE = f"nvcr.io/nvidia/ai-dynamo/vllm-runtime:{DYNAMO_VERSION.removeprefix('v')}"
 
 # Labels GPU Feature Discovery / the GPU Operator put on (or read from) nodes.
 GPU_PRODUCT = "nvidia.com/gpu.product"

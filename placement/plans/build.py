@@ -58,7 +58,7 @@ _KINDS: dict[str, dict[str, tuple[str, str]]] = {
     "appwrapper": {"training": ("AppWrapper", "workload.codeflare.dev/v1beta2"),
                    "batch_inference": ("AppWrapper", "workload.codeflare.dev/v1beta2")},
     "kserve": {"online_inference": ("InferenceService", "serving.kserve.io/v1beta1")},
-    "nvidia-dynamo": {"online_inference": ("DynamoGraphDeployment", "nvidia.com/v1alpha1")},
+    "nvidia-dynamo": {"online_inference": ("DynamoGraphDeployment", "nvidia.com/v1beta1")},  # Dynamo v1.5.0: v1alpha1 deprecated
 }
 _BUILT_IN = {"training": ("Job", "batch/v1"), "batch_inference": ("Job", "batch/v1"),
              "online_inference": ("Deployment", "apps/v1"), "interactive": ("Deployment", "apps/v1")}

@@ -9,6 +9,7 @@ Helm values: checked against the upstream charts in ../shared/charts/ (tests/dep
 from __future__ import annotations
 
 import copy
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -157,43 +158,72 @@ def inference_service_errors(obj: dict) -> list[str]:
     return errors + _pod_spec_errors("spec.predictor", pod_spec, predictor.get("labels"), predictor.get("annotations"))
 
 
-# ai-dynamo/dynamo deploy/cloud/operator/api/v1alpha1/dynamographdeployment_types.go (spec: pvcs, services,
-# envs, backendFramework), dynamocomponentdeployment_types.go (DynamoComponentDeploymentSharedSpec) and
-# api/dynamo/common/common.go (Resources: requests, limits, claims; ResourceItem: cpu, memory, gpu, gpuType,
-# custom, all strings; ExtraPodMetadata; ExtraPodSpec = an inline PodSpec plus mainContainer).
-DYNAMO_SERVICE = {"annotations", "labels", "serviceName", "componentType", "subComponentType", "dynamoNamespace",
-                  "globalDynamoNamespace", "resources", "autoscaling", "envs", "envFromSecret", "volumeMounts", "ingress",
-                  "modelRef", "sharedMemory", "extraPodMetadata", "extraPodSpec", "livenessProbe", "readinessProbe",
-                  "replicas", "multinode"}
-DYNAMO_ITEM = {"cpu", "memory", "gpu", "gpuType", "custom"}
+# NVIDIA Dynamo v1.5.0, nvidia.com/v1beta1 (its served, current version; v1alpha1 is deprecated):
+# https://docs.nvidia.com/dynamo/v1.5.0/reference/api/kubernetes/dynamo-graph-deployment.md and
+# .../dynamo-component-deployment.md, "Shared component spec". Graph: components (at most 25), backendFramework
+# sglang|vllm|trtllm, env, annotations and labels propagated to every child (DCDs, Deployments, pod templates),
+# priorityClassName, restart, topologyConstraint, experimental. Component: name ^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$
+# of 1-63, type frontend|worker|prefill|decode|planner|epp, replicas >= 0, podTemplate a core PodTemplateSpec whose
+# container `main` takes the image and the GPU requests, multinode.nodeCount >= 2 (worker|prefill|decode only),
+# sharedMemorySize, globalDynamoNamespace, modelRef, scalingAdapter, frontendSidecar, compilationCache, eppConfig,
+# topologyConstraint, experimental; no per-component labels, annotations or resources any more. The stored copies of
+# the v1.5.0 pages give their openings (v1beta1 current; the minimal example's backendFramework, components, type,
+# podTemplate, container main and its vllm-runtime:<bare version> image); the field lists were read on the same
+# pages at v1.4.2 and on the dev branch, and only fields on both are accepted here. Later v1beta1 types (ai-dynamo/
+# dynamo deploy/operator/api/v1beta1/dynamocomponentdeployment_types.go) add runtimeVersionOverride, minAvailable,
+# roles and providerOverride, not accepted: the export writes none of them.
+DYNAMO_GRAPH = {"components", "backendFramework", "env", "annotations", "labels", "priorityClassName", "restart",
+                "topologyConstraint", "experimental"}
+DYNAMO_COMPONENT = {"name", "type", "replicas", "podTemplate", "multinode", "sharedMemorySize", "globalDynamoNamespace",
+                    "modelRef", "scalingAdapter", "frontendSidecar", "compilationCache", "eppConfig", "topologyConstraint",
+                    "experimental"}
+DYNAMO_TYPES = {"frontend", "worker", "prefill", "decode", "planner", "epp"}
+DYNAMO_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$")
 
 
 def dynamo_graph_errors(obj: dict) -> list[str]:
     errors = _unknown("", obj, {"apiVersion", "kind", "metadata", "spec"})
-    errors += _unknown("spec", obj["spec"], {"pvcs", "services", "envs", "backendFramework"})
-    for name, service in obj["spec"]["services"].items():
-        where = f"spec.services.{name}"
-        errors += _unknown(where, service, DYNAMO_SERVICE)
-        if not isinstance(service.get("replicas"), int) or service["replicas"] < 0:
+    spec = obj["spec"]
+    errors += _unknown("spec", spec, DYNAMO_GRAPH)
+    if spec.get("backendFramework") not in (None, "sglang", "vllm", "trtllm"):
+        errors.append(f"spec.backendFramework: {spec['backendFramework']!r} is not sglang, vllm or trtllm")
+    for key in ("labels", "annotations"):
+        if key in spec:
+            errors += _string_map(f"spec.{key}", spec[key])
+    components = spec.get("components") or []
+    if not components or len(components) > 25:
+        errors.append("spec.components: 1 to 25 components")
+    names = [str(c.get("name", "")).lower() for c in components]
+    if len(set(names)) != len(names):
+        errors.append("spec.components: names are not unique")
+    for i, component in enumerate(components):
+        where = f"spec.components[{i}]"
+        errors += _unknown(where, component, DYNAMO_COMPONENT)
+        if not (isinstance(component.get("name"), str) and len(component["name"]) <= 63 and DYNAMO_NAME.match(component["name"])):
+            errors.append(f"{where}.name: {component.get('name')!r} is not a component name")
+        if component.get("type") not in (None, *DYNAMO_TYPES):
+            errors.append(f"{where}.type: {component['type']!r} is not one of {sorted(DYNAMO_TYPES)}")
+        if "replicas" in component and (not isinstance(component["replicas"], int) or component["replicas"] < 0):
             errors.append(f"{where}.replicas: not a non-negative integer")
-        resources = service.get("resources") or {}
-        errors += _unknown(f"{where}.resources", resources, {"requests", "limits", "claims"})
-        for side in ("requests", "limits"):
-            item = resources.get(side) or {}
-            errors += _unknown(f"{where}.resources.{side}", item, DYNAMO_ITEM)
-            errors += _string_map(f"{where}.resources.{side}", {k: v for k, v in item.items() if k != "custom"})
-            errors += _string_map(f"{where}.resources.{side}.custom", item.get("custom", {}))
-        extra_meta = service.get("extraPodMetadata") or {}
-        errors += _unknown(f"{where}.extraPodMetadata", extra_meta, {"labels", "annotations"})
-        if "multinode" in service and (set(service["multinode"]) != {"nodeCount"} or service["multinode"]["nodeCount"] < 2):
-            errors.append(f"{where}.multinode: nodeCount >= 2 only")
-        extra = dict(service.get("extraPodSpec") or {})
-        main = extra.pop("mainContainer", None)
-        if main is not None:
-            extra["containers"] = [main, *extra.get("containers", [])]
-        errors += _unknown(f"{where}.extraPodSpec", extra, POD_SPEC_FIELDS)
-        if extra.get("containers"):
-            errors += _pod_spec_errors(f"{where}.extraPodSpec", extra, extra_meta.get("labels"), extra_meta.get("annotations"))
+        if "multinode" in component:
+            multinode = component["multinode"]
+            if set(multinode) != {"nodeCount"} or not isinstance(multinode["nodeCount"], int) or multinode["nodeCount"] < 2:
+                errors.append(f"{where}.multinode: nodeCount >= 2 only")
+            if component.get("type") not in ("worker", "prefill", "decode"):
+                errors.append(f"{where}.multinode: only a worker, prefill or decode component spans nodes")
+        template = component.get("podTemplate")
+        if template is None:
+            errors.append(f"{where}.podTemplate: required (its container main carries the image)")
+            continue
+        errors += _unknown(f"{where}.podTemplate", template, {"metadata", "spec"})
+        tmeta = template.get("metadata") or {}
+        errors += _unknown(f"{where}.podTemplate.metadata", tmeta, {"labels", "annotations"})
+        pod_spec = template.get("spec") or {}
+        errors += _unknown(f"{where}.podTemplate.spec", pod_spec, POD_SPEC_FIELDS)
+        main = next((c for c in pod_spec.get("containers") or [] if c.get("name") == "main"), None)
+        if not (main and main.get("image")):
+            errors.append(f"{where}.podTemplate.spec.containers: no container main with an image")
+        errors += _pod_spec_errors(f"{where}.podTemplate.spec", pod_spec, tmeta.get("labels"), tmeta.get("annotations"))
     return errors
 
 
@@ -221,7 +251,7 @@ def app_wrapper_errors(obj: dict) -> list[str]:
 
 SHAPES = {
     ("serving.kserve.io/v1beta1", "InferenceService"): inference_service_errors,
-    ("nvidia.com/v1alpha1", "DynamoGraphDeployment"): dynamo_graph_errors,
+    ("nvidia.com/v1beta1", "DynamoGraphDeployment"): dynamo_graph_errors,
     ("workload.codeflare.dev/v1beta2", "AppWrapper"): app_wrapper_errors,
 }
 

@@ -6,12 +6,15 @@ NOT-RENDERED note for each. Kueue's chart (../shared/charts/kueue v0.19.2) ships
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import yaml
 
 from placement.catalog.files import read_catalog_dir
-from placement.deploy import export_scenario
+from placement.deploy import export_scenario, frameworks
 from placement.deploy.control_plane import KUEUE_FRAMEWORKS, kueue_frameworks
+from placement.deploy.readback import read_workload
 from placement.plans.scenario import scenario_document
 from placement.rules import ComposeRequest, compose
 from placement.rules.graph import build_graph
@@ -55,9 +58,20 @@ def test_an_unknown_field_fails_the_shape_checks():
             "spec": {"predictor": {"minReplicas": 1, "maxReplicas": 1, "replica": 2,
                                    "containers": [{"name": "kserve-container", "image": "i"}]}}}
     assert any("replica" in e for e in object_errors(isvc))
-    dgd = {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment", "metadata": {"name": "x"},
-           "spec": {"services": {"worker": {"replicas": 1, "resources": {"requests": {"gpus": "1"}}}}}}
-    assert any("gpus" in e for e in object_errors(dgd))
+    main = {"name": "main", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+    dgd = {"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment", "metadata": {"name": "x"},
+           "spec": {"backendFramework": "vllm", "components": [
+               {"name": "worker", "type": "worker", "replicas": 1, "podTemplate": {"spec": {"containers": [main]}}}]}}
+    assert object_errors(dgd) == []
+    for broken, word in [({"resources": {"limits": {"nvidia.com/gpu": "1"}}}, "resources"),  # v1alpha1's field
+                         ({"labels": {"a": "b"}}, "labels"), ({"type": "gpu-worker"}, "type"),
+                         ({"multinode": {"nodeCount": 1}}, "nodeCount"),
+                         ({"podTemplate": {"spec": {"containers": [{**main, "name": "vllm"}]}}}, "main")]:
+        bad = copy.deepcopy(dgd)
+        bad["spec"]["components"][0].update(broken)
+        assert any(word in e for e in object_errors(bad)), broken
+    v1alpha1 = {**dgd, "apiVersion": "nvidia.com/v1alpha1"}  # deprecated in v1.5.0: not what the export writes
+    assert any("no stored schema" in e for e in object_errors(v1alpha1))
     aw = {"apiVersion": "workload.codeflare.dev/v1beta2", "kind": "AppWrapper", "metadata": {"name": "x", "namespace": "a"},
           "spec": {"components": [{"template": {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x", "namespace": "b"},
                                                 "spec": {"template": {"spec": {"containers": [{"name": "m", "image": "i"}],
@@ -70,3 +84,27 @@ def test_the_kueue_chart_ships_every_integration_the_framework_kinds_need():
     for kind in KINDS:
         assert set(KUEUE_FRAMEWORKS[kind]) <= chart, kind
         assert set(KUEUE_FRAMEWORKS[kind]) <= set(kueue_frameworks([kind])), kind
+
+
+def test_a_dynamo_worker_spanning_nodes_and_under_kueue_keeps_the_queue_on_its_pods_not_the_frontend():
+    # v1.5.0 dynamo-component-deployment.md: multinode.nodeCount (>= 2, worker|prefill|decode; total GPUs = nodeCount x
+    # the container's request); no per-component labels: a podTemplate's metadata reaches that component's pods,
+    # spec.labels every child (dynamo-graph-deployment.md), so Kueue's queue labels go on the worker's pod template
+    # (Kueue's pod integration reads them there) and the CPU-only Frontend takes no tenant quota.
+    queue = {"kueue.x-k8s.io/queue-name": "team-a", "kueue.x-k8s.io/priority-class": "high"}
+    meta = {"name": "w", "namespace": "team-a", "labels": {"app.kubernetes.io/name": "w", **queue}}
+    template = {"metadata": {"labels": {"app.kubernetes.io/name": "w"}},
+                "spec": {"schedulerName": "default-scheduler", "nodeSelector": {"placement-atlas.io/pool": "p"},
+                         "containers": [{"name": "main", "image": "x", "resources": {
+                             "requests": {"cpu": 8, "memory": "65536Mi", "nvidia.com/gpu": 8}, "limits": {"nvidia.com/gpu": 8}}}]}}
+    dgd = frameworks.dynamo_graph(meta, template, replicas=3, pods_per_replica=2)
+    assert object_errors(dgd) == []
+    frontend, worker = dgd["spec"]["components"]
+    assert (frontend["type"], worker["type"]) == ("frontend", "worker")
+    assert worker["replicas"] == 3 and worker["multinode"] == {"nodeCount": 2}
+    assert worker["podTemplate"]["metadata"]["labels"] == {"app.kubernetes.io/name": "w", **queue}
+    assert worker["podTemplate"]["spec"]["containers"][0]["resources"] == template["spec"]["containers"][0]["resources"]
+    assert "metadata" not in frontend["podTemplate"] and "labels" not in dgd["spec"]
+    read = read_workload(dgd)
+    assert read["pods"] == 1 + 3 * 2 and read["queues"] == ["team-a"]
+    assert [r for r in read["requests"] if r] == [{"cpu": 8, "memory": "65536Mi", "nvidia.com/gpu": 8}]

@@ -62,23 +62,33 @@ def test_a_kserve_stack_exports_an_inference_service_with_the_plans_replicas_and
     assert container["resources"]["requests"] == _container_requests(plan)
 
 
-def test_a_dynamo_stack_exports_a_dynamo_graph_deployment_with_dynamos_resource_fields(graph):
+def test_a_dynamo_stack_exports_a_v1beta1_graph_with_a_frontend_and_a_worker_of_the_plans_pods_at_the_pinned_runtime(graph):
+    # Failed on main: the graph was nvidia.com/v1alpha1 (deprecated in Dynamo v1.5.0) with one `worker` service in
+    # Dynamo's own resource items, no Frontend (a graph that serves nothing) and the Triton server image.
     plan = _plan(graph, "nvidia-dynamo", gpus=0.5)
     w = plan.workloads[0]
     _export, dgd = _workload(plan)
-    # ai-dynamo/dynamo deploy/cloud/operator/api/v1alpha1/dynamographdeployment_types.go (spec.services) and
-    # api/dynamo/common/common.go (ResourceItem cpu/memory/gpu/gpuType/custom as strings; ExtraPodSpec with
-    # mainContainer; ExtraPodMetadata); internal/consts: componentType "worker".
-    assert (dgd["apiVersion"], dgd["kind"]) == ("nvidia.com/v1alpha1", "DynamoGraphDeployment") == (w.api_version, w.object_kind)
-    service = dgd["spec"]["services"]["worker"]
-    assert service["componentType"] == "worker"
-    assert service["replicas"] == w.replicas_per_tenant[dgd["metadata"]["namespace"]]
-    assert service["extraPodSpec"]["schedulerName"] == w.scheduler_name
-    requests = service["resources"]["requests"]
-    assert all(isinstance(v, str) for k, v in requests.items() if k != "custom")
-    asked = {requests.get("gpuType", "nvidia.com/gpu"): requests["gpu"], **requests.get("custom", {})} if "gpu" in requests else {}
-    planned = {k: str(int(v)) for k, v in w.pod.resources.items() if k not in ("cpu", "memory")}
-    assert asked == planned and requests["cpu"] == str(int(w.pod.resources["cpu"]))
+    # docs.nvidia.com/dynamo/v1.5.0/reference/api/kubernetes/dynamo-graph-deployment.md (v1beta1, the served current
+    # version: spec.backendFramework, spec.components) and dynamo-component-deployment.md, "Shared component spec"
+    # (name, type frontend|worker|..., replicas, podTemplate whose container `main` carries image and GPU requests).
+    assert (dgd["apiVersion"], dgd["kind"]) == ("nvidia.com/v1beta1", "DynamoGraphDeployment") == (w.api_version, w.object_kind)
+    assert dgd["spec"]["backendFramework"] == "vllm"
+    by_type = {c["type"]: c for c in dgd["spec"]["components"]}
+    assert sorted(by_type) == ["frontend", "worker"] and len(dgd["spec"]["components"]) == 2
+    frontend, worker = by_type["frontend"], by_type["worker"]
+    assert frontend["replicas"] == 1
+    front = frontend["podTemplate"]["spec"]["containers"]
+    assert [c["name"] for c in front] == ["main"] and not front[0].get("resources")  # CPU only: no GPU, no plan pod
+    assert worker["replicas"] == w.replicas_per_tenant[dgd["metadata"]["namespace"]]
+    assert "multinode" not in worker  # one pod per replica here (a replica over nodes: tests/deploy)
+    pod = worker["podTemplate"]["spec"]
+    assert pod["schedulerName"] == w.scheduler_name
+    main = pod["containers"][0]
+    assert main["name"] == "main"
+    assert main["resources"]["requests"] == _container_requests(plan)
+    assert main["resources"]["limits"] == {k: v for k, v in _container_requests(plan).items() if k not in ("cpu", "memory")}
+    # the pinned release's vLLM runtime image, tagged with the bare version as the v1.5.0 docs' examples are
+    assert main["image"] == front[0]["image"] == "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.5.0"
 
 
 def test_an_appwrapper_stack_exports_an_appwrapper_around_an_indexed_job_of_the_plans_workers(graph):

@@ -124,7 +124,8 @@ def _check_pods(w, obj):
     read = read_workload(obj)
     n = w.replicas_per_tenant[read["namespace"]]
     gpu_pods = [r for r in read["requests"] if r]
-    pods_with_requests = read["pods"] - (len(read["requests"]) - len(gpu_pods))  # a Ray head asks nothing
+    # a Ray head and a Dynamo graph's Frontend (one replica each) ask nothing: not plan pods, not counted
+    pods_with_requests = read["pods"] - (len(read["requests"]) - len(gpu_pods))
     if w.kind in ("online_inference", "interactive") or (w.kind == "training" and obj["kind"] != "Deployment"):
         per_replica = w.pods_per_replica if w.kind != "training" else 1
         assert pods_with_requests == n * per_replica, (obj["kind"], read["pods"], n, w.pods_per_replica)
