@@ -87,6 +87,7 @@ from placement.rules.feasibility import (
     acceptable_units,
     cluster_candidates,
     diagnose_pool,
+    discount_whole_card_mig,
     placeable,
     rejections,
     slot_for_capability,
@@ -265,6 +266,7 @@ def resolve_request(graph: CatalogGraph, request: ComposeRequest | dict, budget:
     context: pools, preference points, constraints (context.py)."""
     request = validated(request)
     ctx = resolve(graph, request)
+    discount_whole_card_mig(ctx)
     return Resolved(ctx=ctx, request=request, budget=budget, notes=tuple(ctx.notes))
 
 

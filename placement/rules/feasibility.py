@@ -179,6 +179,39 @@ def _replica_mig_profile(ctx: Context, w) -> tuple[str, float] | None:
     return (found.name, round(found.memory_mib / 1024, 2)) if found else None
 
 
+PARTITIONING_CAPABILITY = "hardware-partitioning"
+
+
+def discount_whole_card_mig(ctx: Context) -> None:
+    """When every class's replica takes a MIG profile that fills a card (one instance per GPU, e.g. a
+    1-GPU replica gets 7g.80gb), MIG partitions nothing: its unit preference ("slices for small and
+    medium jobs") and hardware partitioning's points are not counted, as a capability the pools do not
+    use is not (composition.yaml capability_conditions). Its isolation equals a whole GPU's, with
+    reconfiguration on top; a request with any sliced class keeps the points."""
+    classes = [p.workload for p in ctx.pools if p.workload is not None]
+    if not classes or len(classes) != len(ctx.pools):
+        return
+    try:
+        spec = gpu_spec(ctx.pool.gpu_model)
+    except UnknownGpuModel:
+        return  # sized by the nominal table: whether a profile fills the card is not known here
+    if spec.mig_family is None:
+        return
+    choices = [(w.name, plan_mig_profile(spec, w.gpu_memory_gib, w.gpus_per_replica)) for w in classes]
+    fitting = [(name, c) for name, c in choices if c is not None]
+    if not fitting or any(c.per_gpu > 1 for _, c in fitting):
+        return
+    said = "; ".join(f"{name}: {c.name}" for name, c in fitting)
+    why = (f"not counted: each replica takes a MIG profile that fills a {ctx.pool.gpu_model} ({said}; one instance "
+           f"per GPU), so MIG partitions nothing here and isolates no better than a whole GPU")
+    if ctx.unit_points.get(ResourceUnit.MIG_INSTANCE):
+        ctx.unit_points[ResourceUnit.MIG_INSTANCE] = [(0.0, why)]
+        ctx.unit_total[ResourceUnit.MIG_INSTANCE] = 0.0
+    if ctx.cap_points.get(PARTITIONING_CAPABILITY):
+        ctx.cap_points[PARTITIONING_CAPABILITY] = [(0.0, why)]
+        ctx.cap_weight[PARTITIONING_CAPABILITY] = 0.0
+
+
 def mig_profile_name(ctx: Context, spec: PoolSpec) -> str | None:
     """The MIG profile one replica of the pool's class gets (None without a class or a profile table)."""
     found = _replica_mig_profile(ctx, spec.workload) if spec.workload else None

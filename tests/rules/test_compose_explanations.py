@@ -54,8 +54,10 @@ def test_a_training_stack_explains_its_title_slots_and_every_point(graph):
     ]
     items = {(i.factor, i.subject): (i.points, i.slot, i.project, i.reason) for i in first.score_breakdown}
     # the training classes take whole GPUs, so sharing capabilities are worth nothing and not listed as
-    # missing (composition.yaml capability_conditions)
-    assert len(items) == len(first.score_breakdown) == 21
+    # missing (composition.yaml capability_conditions); nor is hardware partitioning: their replicas fill
+    # a card, so MIG would partition nothing (feasibility.discount_whole_card_mig)
+    assert ("missing_capability", "hardware-partitioning") not in items
+    assert len(items) == len(first.score_breakdown) == 20
     assert sum(i.points for i in first.score_breakdown) == first.score
     assert items[("unit_fit", "whole_gpu")] == (
         2, SlotName.DATA_PLANE_UNIT, "plugin-a", "training pool on Whole GPU: Large jobs use whole GPUs; small jobs strand the "
@@ -133,7 +135,7 @@ def test_when_no_stack_holds_the_others_are_not_said_to_rank_lower(graph):
 
 def test_a_partitioned_pool_names_the_mechanism_that_creates_its_unit(catalog_documents):
     catalog_graph = build_graph(catalog_documents)
-    small_gangs = [{"name": "training", "kind": "training", "replicas": 4, "gpus_per_replica": 1, "gpu_memory_gib": 16,
+    small_gangs = [{"name": "training", "kind": "training", "replicas": 4, "gpus_per_replica": 0.25, "gpu_memory_gib": 16,
                     "gang": True, "tenants": 3}]
     stack = compose(catalog_graph, ComposeRequest(profile="training", slo=Slo(isolation="hard", goal="throughput_first"),
                                                   pool=A100, workloads=small_gangs)).stacks[0]

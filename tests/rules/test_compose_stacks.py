@@ -45,7 +45,9 @@ def _top(graph, **kwargs):
 
 # Form A's data plane is "whole GPUs or a hard-partitioned pool" (seeds/002): small gangs of
 # slice-sized workers get MIG; the training preset itself (8-GPU NVLink workers) gets whole GPUs.
-SMALL_TRAINING = [{"name": "training", "kind": "training", "replicas": 4, "gpus_per_replica": 1, "gpu_memory_gib": 16,
+# Small training jobs (seeds/002 form A): a quarter of a GPU's compute and 16 GiB, so MIG slices the cards
+# (2g.20gb); a replica that asks for a whole GPU fills a card and gets whole GPUs (test_whole_card_mig.py).
+SMALL_TRAINING = [{"name": "training", "kind": "training", "replicas": 4, "gpus_per_replica": 0.25, "gpu_memory_gib": 16,
                    "gang": True, "tenants": 3}]
 
 

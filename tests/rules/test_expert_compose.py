@@ -52,11 +52,12 @@ CASES = [
          units={"training": WHOLE}, gang=True, why_not={"mig": "one MIG instance"}),
     Case("form-a-training-mig-volcano",
          {"profile": "training", "pool": {"gpu_model": "A100-80GB", "gpu_count": 16},
-          "workloads": [{"name": "training", "kind": "training", "replicas": 4, "gpus_per_replica": 1,
+          "workloads": [{"name": "training", "kind": "training", "replicas": 4, "gpus_per_replica": 0.25,
                          "gpu_memory_gib": 16, "gang": True, "tenants": 3}]},
-         "seeds/002 form A; domain-facts §1.5 (mixed strategy advertises nvidia.com/mig-<profile>); "
-         "a replica asking 1 whole GPU gets the whole card (7g), never a partial profile (issue 29)",
-         units={"training": {"mig_instance"}}, schedulers={"volcano"}, quota_names={"training": "nvidia.com/mig-7g.80gb"}, gang=True),
+         "seeds/002 form A (small training jobs on MIG slices); domain-facts §1.5 (mixed strategy advertises "
+         "nvidia.com/mig-<profile>); a quarter GPU and 16 GiB take 2g.20gb (a replica asking 1 whole GPU fills the "
+         "card and gets whole GPUs: tests/rules/test_whole_card_mig.py)",
+         units={"training": {"mig_instance"}}, schedulers={"volcano"}, quota_names={"training": "nvidia.com/mig-2g.20gb"}, gang=True),
     Case("form-b-inference-hami-kueue", {"profile": "online_inference", "pool": {"gpu_model": "A100-80GB", "gpu_count": 8}},
          "seeds/002 form B; domain-facts §4.1 (ClusterQueue coveredResources)",
          units={"serving": {"memory_compute_share"}}, contains={"hami", "kueue"},
