@@ -33,7 +33,7 @@ def test_hami_kueue_stack_gets_hami_everywhere_and_a_clusterqueue_per_tenant_cov
 def test_mig_stack_switches_mig_on_where_the_scenario_has_none():
     # Small slice-sized training gangs (seeds/002 form A); the training preset's 8-GPU workers get whole GPUs.
     stack = top_stack({"profile": "training", "pool": {"gpu_model": "A100-80GB", "gpu_count": 32},
-                       "workloads": [{"name": "training", "kind": "training", "replicas": 4, "gpus_per_replica": 1,
+                       "workloads": [{"name": "training", "kind": "training", "replicas": 4, "gpus_per_replica": 0.25,
                                       "gpu_memory_gib": 16, "gang": True, "tenants": 3}]})
     assert "mig" in [p["data_plane"] for p in stack.composition["pools"]]
     scenario = scenario_for_stack(stack, scenario_name="partial-gang-default", document=None, seed=None)
