@@ -239,7 +239,8 @@ def _kai_resource(quota, per_unit: float = 1.0) -> dict:
     return {"quota": scale(quota.quota), "limit": scale(quota.limit), "overQuotaWeight": quota.over_quota_weight}
 
 
-def volcano_files(scenario: Scenario) -> list[ExportFile]:
+def volcano_files(scenario: Scenario, vgpu: bool = False) -> list[ExportFile]:
+    """``vgpu``: pods request Volcano's vGPU resources, which its deviceshare plugin binds only with VGPUEnable."""
     volcano = scenario.stack.control_plane.volcano
     queues = []
     for q in volcano.queues:
@@ -259,6 +260,8 @@ def volcano_files(scenario: Scenario) -> list[ExportFile]:
                            if name == "overcommit" else {"name": name})
     conf = {"actions": ", ".join(volcano.actions),
             "tiers": [{"plugins": [plugin(p) for p in tier]} for tier in (tier1, tier2) if tier]}
+    if vgpu:
+        conf["tiers"][-1]["plugins"].append({"name": "deviceshare", "arguments": {t.VOLCANO_VGPU_ARGUMENT: True}})
     return [
         ExportFile("volcano/queues.yaml", "manifests", objects=queues, note="one queue per tenant (weight, capability, guarantee, deserved in GPUs)"),
         # The chart's own override of its scheduler ConfigMap (custom.scheduler_config_override).
@@ -318,13 +321,14 @@ def coscheduling_files(scenario: Scenario) -> list[ExportFile]:
 
 
 def control_plane_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) -> list[ExportFile]:
-    """``workload_kinds``: kinds of the bundle's workload objects (the Kueue integrations they need)."""
+    """``workload_kinds``: kinds of the bundle's workload objects (the Kueue integrations they need); a pool on
+    Volcano's vGPU device plugin turns on the scheduler's deviceshare VGPUEnable."""
     cp = scenario.stack.control_plane
     files = kube_scheduler_files(scenario)
     if cp.admission == "kueue":
         files += kueue_files(scenario, plans, workload_kinds)
     if cp.scheduler == "volcano":
-        files += volcano_files(scenario)
+        files += volcano_files(scenario, vgpu=any(p.device_plugin == t.VOLCANO_VGPU.project for p in plans))
     elif cp.scheduler == "kai":
         files += kai_files(scenario)
     elif cp.scheduler == "coscheduling":

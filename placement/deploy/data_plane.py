@@ -42,10 +42,12 @@ class PoolPlan:
     mechanism: str
     labels: dict[str, str] = field(default_factory=dict)
     mig_config: str | None = None
+    device_plugin: str = ""  # the plan's device plugin where the mechanism alone does not name it (volcano-vgpu)
 
     def as_dict(self) -> dict:
         return {"pool": self.name, "nodes": self.count, "gpu": self.gpu, "gpusPerNode": self.gpus_per_node,
-                "hardware": self.hardware, "mechanism": self.mechanism, "labels": self.labels}
+                "hardware": self.hardware, "mechanism": self.mechanism, "labels": self.labels,
+                **({"devicePlugin": self.device_plugin} if self.device_plugin else {})}
 
 
 def mig_parted_entries(group: NodeGroup, scenario: Scenario) -> list[dict]:
@@ -93,7 +95,9 @@ def device_plugin_config(dp: DataPlane) -> dict:
     return config
 
 
-def pool_plans(scenario: Scenario) -> list[PoolPlan]:
+def pool_plans(scenario: Scenario, vgpu_pools=frozenset()) -> list[PoolPlan]:
+    """``vgpu_pools``: the pools whose HAMi-core sharing comes from Volcano's vGPU device plugin (the plan's
+    volcano-vgpu-device-plugin), not from HAMi: their nodes get no HAMi label and the bundle no HAMi chart for them."""
     plans = []
     for group in scenario.pool.node_groups:
         dp = scenario.stack.data_plane_for(group.name)
@@ -107,7 +111,10 @@ def pool_plans(scenario: Scenario) -> list[PoolPlan]:
             labels[t.DEVICE_PLUGIN_CONFIG] = group.name
         else:  # HAMi and the DRA driver replace the NVIDIA device plugin on these nodes
             labels[t.DEPLOY_DEVICE_PLUGIN] = "false"
-        if dp.mechanism == "hami":
+        if group.name in vgpu_pools:
+            plan.device_plugin = t.VOLCANO_VGPU.project
+            labels[t.VOLCANO_VGPU_NODE] = "on"  # what its DaemonSet is patched to select beside other GPU pools
+        elif dp.mechanism == "hami":
             labels[t.HAMI_NODE] = "on"
         plans.append(plan)
     return plans
@@ -162,7 +169,7 @@ def data_plane_files(scenario: Scenario, plans: list[PoolPlan]) -> list[ExportFi
     files.insert(0, ExportFile("gpu-operator/values.yaml", "helm-values", values=values, chart="gpu-operator",
                                note="device plugin, MIG strategy and MIG manager"))
 
-    hami = [planes[p.name].hami for p in plans if p.mechanism == "hami"]
+    hami = [planes[p.name].hami for p in plans if p.mechanism == "hami" and not p.device_plugin]
     if hami:
         if any(h != hami[0] for h in hami):
             raise ExportError("HAMi pools with different split counts or policies need per-node HAMi configs; "

@@ -61,7 +61,8 @@ def namespaces_file(files: list[ExportFile]) -> ExportFile | None:
 def export_scenario(scenario: Scenario, *, stack_name: str | None = None, projects: list[str] | None = None,
                     plan=None) -> Export:
     """Every file for the scenario's pools and stack; raises ExportError when a target cannot express it."""
-    plans = pool_plans(scenario)
+    vgpu = {g.name for g in plan.node_groups if g.data_plane.project == t.VOLCANO_VGPU.project} if plan is not None else set()
+    plans = pool_plans(scenario, vgpu)
     stack_plan = plan  # `plan` below is the export's own summary (atlas-export.yaml)
     workloads = workload_files(scenario, plan)
     kinds = {o["kind"] for f in workloads for o in f.objects}
@@ -83,6 +84,7 @@ def export_scenario(scenario: Scenario, *, stack_name: str | None = None, projec
     files.sort(key=lambda f: (next(i for i, p in enumerate(APPLY_ORDER + [""]) if f.path.startswith(p)), f.path))
     name = stack_name or scenario.stack.name
     targets = {project: tag for project, (tag, _) in t.UPSTREAM.items()}
+    targets.update({c.project: c.version for c in install.pinned([*files])})
     plan = {
         "stack": name, "scenario": scenario.name, "projects": projects or [],
         "targets": targets,
@@ -126,7 +128,8 @@ def not_installed(plan, files: list[ExportFile], steps) -> list[tuple[str, str]]
         if component.project in named:
             continue
         project = component.project
-        if project in installed or project in t.IN_KUBERNETES or t.DELIVERED_BY.get(project) in installed:
+        if (project in installed or project in t.IN_KUBERNETES or t.DELIVERED_BY.get(project) in installed
+                or set(t.ALSO_DELIVERED_BY.get(project, ())) & installed):
             continue
         if project not in t.COMPONENTS and component.role in ("admission_quota", "workload_unit") and not component.settings:
             if project in ("resource-quota", "dra") or project.startswith("kubernetes-"):
@@ -148,7 +151,7 @@ def _readme(name: str, scenario: Scenario, plans, files: list[ExportFile], steps
              "the same commands one step at a time:", ""]
     for p in plans:
         lines.append(f"- `export {install.pool_variable(p.name)}=\"<node> ...\"`: the {p.count} node(s) of pool "
-                     f"**{p.name}** ({p.gpus_per_node} x {p.gpu}, {p.mechanism})"
+                     f"**{p.name}** ({p.gpus_per_node} x {p.gpu}, {p.device_plugin or p.mechanism})"
                      + (f"; racks also carry `{t.RACK_LABEL}=<rack>`" if p.hardware.get("racks", 1) > 1 else ""))
     lines += ["", *install.install_readme(steps),
               f"`{t.GPU_PRODUCT}` is set by GPU Feature Discovery; atlas-export.yaml lists it per pool for checking.", "",

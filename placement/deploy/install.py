@@ -8,6 +8,7 @@ Established and every webhook's Deployment to be Available, then the objects, wo
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -71,6 +72,63 @@ def training_operator_kustomization(gang_scheduler: str | None) -> dict:
     return doc
 
 
+def component(project: str, values: dict) -> t.Component:
+    """The chart as this bundle installs it: KAI at the release that supports the kai-resource-isolator when
+    its values turn on the hamicore binder plugin (the plan has the isolator), else the pinned release."""
+    hamicore = (((values.get("binder") or {}).get("plugins") or {}).get("hamicore") or {}).get("enabled")
+    if project == "kai-scheduler" and hamicore:
+        return t.KAI_HAMICORE
+    return t.COMPONENTS[project]
+
+
+def _hamicore(files: list[ExportFile]) -> bool:
+    return any(f.kind == "helm-values" and component(f.chart or "", f.values) is t.KAI_HAMICORE for f in files
+               if f.chart in t.COMPONENTS)
+
+
+def _vgpu(files: list[ExportFile]) -> bool:
+    """The bundle's pods request Volcano's vGPU resources: only its device plugin advertises them."""
+    return any(name in t.VOLCANO_VGPU.resources for f in files if f.path.startswith("workloads/") for o in f.objects
+               for name in re.findall(r"volcano\.sh/vgpu-[a-z]+", str(o)))
+
+
+def pinned(files: list[ExportFile]) -> list:
+    """What this bundle installs at a version other than targets.UPSTREAM's, or beyond it: KAI v0.17.0 and the
+    isolator for a plan with the kai-resource-isolator, the vGPU device plugin for Volcano vGPU pools."""
+    out: list = [t.KAI_HAMICORE, t.KAI_RESOURCE_ISOLATOR] if _hamicore(files) else []
+    return out + ([t.VOLCANO_VGPU] if _vgpu(files) else [])
+
+
+def vgpu_step(pools: list) -> Step:
+    m = t.VOLCANO_VGPU
+    checks = [f"kubectl get nodes -l {t.POOL_LABEL}={p.name} -o 'custom-columns=NODE:.metadata.name,"
+              f"VGPU:.status.allocatable.{m.resources[0].replace('.', chr(92) + '.')}'" for p in pools if p.device_plugin == m.project]
+    others = [p.name for p in pools if p.device_plugin != m.project]
+    selector = json.dumps({"spec": {"template": {"spec": {"nodeSelector": {t.VOLCANO_VGPU_NODE: "on"}}}}}, separators=(",", ":"))
+    patch = [f"kubectl -n {m.namespace} patch daemonset/{d} --type=strategic -p '{selector}'" for d in m.daemonsets] if others else []
+    return Step(f"{m.project} {m.version}",
+                f"Volcano's vGPU device plugin from its upstream manifest at tag {m.version} (upstream ships no chart): "
+                f"without it no node advertises {', '.join(m.resources)} and every vGPU pod stays Pending. Its DaemonSet "
+                f"(upstream: no nodeSelector) runs --device-split-count={m.split_count}, the plan's split; the NVIDIA device plugin stays off there "
+                f"({t.DEPLOY_DEVICE_PLUGIN}=false) and HAMi is not installed for these pools (both would claim the same "
+                f"GPUs); Volcano binds the resources through its deviceshare plugin with {t.VOLCANO_VGPU_ARGUMENT}: true "
+                "(volcano/values.yaml)" + (f". A nodeSelector on {t.VOLCANO_VGPU_NODE}=on (set when labelling the nodes) keeps it "
+                f"off pool{'s' if len(others) > 1 else ''} {', '.join(others)}" if others else "")
+                + ". Each pool's nodes list their vGPU count once the plugin registers",
+                [f"kubectl apply -f {m.url}", *patch]
+                + [f"kubectl -n {m.namespace} rollout status daemonset/{d} --timeout={WAIT}" for d in m.daemonsets] + checks)
+
+
+def isolator_step() -> Step:
+    c = t.KAI_RESOURCE_ISOLATOR
+    return Step(f"{c.project} {c.version}",
+                f"chart {c.repo} {c.version}, release {c.release} in namespace {c.namespace}, as KAI's "
+                "docs/gpu-sharing/hami/README.md installs it: its DaemonSet puts HAMi-core on the GPU nodes and its webhook "
+                "injects it into pods with a gpu-fraction or gpu-memory annotation, which then cannot allocate past the "
+                "CUDA_DEVICE_MEMORY_LIMIT KAI's hamicore binder plugin writes (pods created before this step are not capped)",
+                [helm_command(c, None)])
+
+
 def components_needed(files: list[ExportFile], workload_kinds: set[str]) -> list[str]:
     charts = {f.chart for f in files if f.kind == "helm-values"}
     needed = [c for c in DATA_PLANE_CHARTS if c in charts]
@@ -84,6 +142,7 @@ def install_steps(files: list[ExportFile], pools: list, scheduler: str) -> list[
     objects = [o for f in files if f.kind == "manifests" for o in f.objects]
     kinds = {o["kind"] for f in files if f.path.startswith("workloads/") for o in f.objects}
     values = {f.chart: f.path for f in files if f.kind == "helm-values"}
+    documents = {f.chart: f.values for f in files if f.kind == "helm-values"}
     needed = components_needed(files, kinds)
     gangs = sorted({o["metadata"]["name"] for f in files if f.path.startswith("workloads/") for o in f.objects
                     if o["apiVersion"] == t.WORKLOAD_API_VERSION and o["kind"] == "PodGroup"})
@@ -114,7 +173,7 @@ def install_steps(files: list[ExportFile], pools: list, scheduler: str) -> list[
                               + [f"kubectl wait --for=condition=Established crd/{c} --timeout={WAIT}" for c in t.TRAINING_OPERATOR_CRDS]
                               + [f"kubectl -n {t.TRAINING_OPERATOR_NAMESPACE} rollout status deployment/training-operator --timeout={WAIT}"]))
             continue
-        c = t.COMPONENTS[project]
+        c = component(project, documents.get(project, {}))
         folder = values.get(project, "").rpartition("/")[0]
         before = [f.path for f in files if f.kind == "manifests" and folder and f.path.startswith(folder + "/")
                   and project in DATA_PLANE_CHARTS and not _needs_crds(f)]
@@ -125,7 +184,12 @@ def install_steps(files: list[ExportFile], pools: list, scheduler: str) -> list[
             why += "; restarted because it reads its configuration only at start"
         if c.note:
             why += f" ({c.note})"
-        steps.append(Step(f"{project} {t.UPSTREAM.get(project, (c.version,))[0]}", why, cmds))
+        tag = c.version if c is not t.COMPONENTS[project] else t.UPSTREAM.get(project, (c.version,))[0]
+        steps.append(Step(f"{project} {tag}", why, cmds))
+        if c is t.KAI_HAMICORE:
+            steps.append(isolator_step())
+        if project == "volcano" and _vgpu(files):
+            steps.append(vgpu_step(pools))
     done = {p for s in steps for cmd in s.commands for p in re.findall(r"-f (\S+\.yaml)$", cmd)}
     rest = [f.path for f in files if f.kind == "manifests" and f.path not in done and f.path != "namespaces.yaml"
             and not f.path.startswith("workloads/")]

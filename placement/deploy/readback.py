@@ -61,6 +61,9 @@ def read_export(export: Export, demand: Scenario) -> dict:
         if t.MIG_CONFIG in labels:
             group["mig"] = mig_settings(mig_configs[labels[t.MIG_CONFIG]], pool["gpu"], slot_choice)
         groups.append(group)
+        if pool.get("devicePlugin") == t.VOLCANO_VGPU.project:  # HAMi-core through Volcano's vGPU plugin, not HAMi
+            planes[pool["pool"]] = {"mechanism": "hami", "hami": {"device_split_count": t.VOLCANO_VGPU.split_count}}
+            continue
         planes[pool["pool"]] = _data_plane(labels, plugin_configs, values, kai_sharing, bool(group.get("mig")))
 
     first = planes[groups[0]["name"]]
@@ -119,7 +122,8 @@ def _control_plane(objects: dict, plan: dict, values: dict, kai_sharing: bool) -
         conf = yaml.safe_load(values["volcano"]["custom"]["scheduler_config_override"])
         plugins = [p for tier in conf["tiers"] for p in tier["plugins"]]
         volcano: dict = {"actions": [a.strip() for a in conf["actions"].split(",")],
-                         "plugins": [p["name"] for p in plugins],
+                         # deviceshare binds Volcano's vGPU resources, which the simulator models as HAMi's
+                         "plugins": [p["name"] for p in plugins if p["name"] != "deviceshare"],
                          "queues": [volcano_queue(q) for q in objects["scheduling.volcano.sh/Queue"]]}
         factor = next((p["arguments"]["overcommit-factor"] for p in plugins if p["name"] == "overcommit"), None)
         if factor is not None:

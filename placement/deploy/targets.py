@@ -19,7 +19,10 @@ UPSTREAM: dict[str, tuple[str, str]] = {
     "k8s-dra-driver-gpu": ("v0.4.0", "Helm values and the gpu.nvidia.com / mig.nvidia.com DeviceClasses"),
     "kueue": ("v0.19.2", "kueue.x-k8s.io/v1beta2 ResourceFlavor, ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Topology"),
     "volcano": ("v1.15.1", "scheduling.volcano.sh/v1beta1 Queue, batch.volcano.sh/v1alpha1 Job and the scheduler configuration"),
-    "kai-scheduler": ("v0.13.0", "scheduling.run.ai/v2 Queue; Helm values global.gpuSharing (its values.yaml is not stored, so not key-checked)"),
+    "kai-scheduler": ("v0.13.0", ("scheduling.run.ai/v2 Queue; Helm values global.gpuSharing (v0.17.0 with binder.plugins.hamicore "
+                                  "where the plan has the kai-resource-isolator: that chart is not stored, so not rendered here)")),
+    "kai-resource-isolator": ("1.1.0-chart", "HAMi-core for KAI fractions: its chart as upstream installs it, default values"),
+    "volcano-vgpu-device-plugin": ("v1.12.0", "the upstream manifest (no chart): volcano.sh/vgpu-number, vgpu-memory, vgpu-cores"),
     "kubeflow-trainer": ("v1.9.4", "kubeflow.org/v1 PyTorchJob"),
     "jobset": ("v0.12.0", "jobset.x-k8s.io/v1alpha2 JobSet"),
     "lws": ("v0.10.0", "leaderworkerset.x-k8s.io/v1 LeaderWorkerSet"),
@@ -69,7 +72,7 @@ EXPORT_CONFIGMAP = "atlas-export"
 # How an operator installs each component the bundle needs: chart repository, chart, pinned chart
 # version, namespace and release name. `local` is the chart's folder under ../shared/charts/ (the
 # upstream chart at the tag above), which the tests render with `helm template`.
-from dataclasses import dataclass  # noqa: E402
+from dataclasses import dataclass, replace  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -125,12 +128,66 @@ COMPONENTS: dict[str, Component] = {c.project: c for c in (
               deployments=("kuberay-operator",)),
 )}
 
+# KAI for the kai-resource-isolator (issue 30). Its hamicore binder plugin writes each fractional pod's
+# CUDA_DEVICE_MEMORY_LIMIT; kai-scheduler/KAI-Scheduler docs/gpu-sharing/hami/README.md (commit 98fd1f72, on main
+# after v0.17.0) states the prerequisite "KAI-Scheduler >= v0.17.0", installs it with --set global.gpuSharing=true
+# --set binder.plugins.hamicore.enabled=true --version v0.17.0 from this chart (README.md at v0.17.0: the
+# chart moved from ghcr.io/nvidia to ghcr.io/kai-scheduler). The plugin itself is in the tags from v0.16.0
+# (CHANGELOG v0.16.0), but upstream supports the isolator from v0.17.0, so that is the pin. No chart of
+# v0.17 is stored in ../shared/charts: `local` is empty and the offline render test skips it, saying so.
+KAI_HAMICORE = replace(COMPONENTS["kai-scheduler"], repo="oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler",
+                       version="v0.17.0", local="",
+                       note="v0.17.0 and not v0.13.0: upstream supports the kai-resource-isolator and its binder.plugins.hamicore "
+                            "from KAI v0.17.0 on; no chart of that version is stored offline, so the Atlas did not render it "
+                            "with these values by helm template: run `helm template` on it before installing")
+# The isolator's own chart (same README: `helm install kai-resource-isolator oci://docker.io/projecthami/kai-resource-isolator
+# --namespace kai-resource-isolator --create-namespace --version 1.1.0-chart`); its DaemonSet copies HAMi-core to
+# the GPU nodes and its webhook injects it into pods with a gpu-fraction / gpu-memory annotation. Its object names
+# are not known here (the repository could not be read): `helm --wait` waits for them.
+KAI_RESOURCE_ISOLATOR = Component("kai-resource-isolator", "kai-resource-isolator", "kai-resource-isolator",
+                                  "oci://docker.io/projecthami/kai-resource-isolator", "", "1.1.0-chart", "")
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A component upstream ships as plain manifests, applied from its tag's raw URL (nothing copied here)."""
+    project: str
+    repository: str       # owner/name on GitHub
+    version: str          # the tag
+    file: str             # the manifest at the repository root
+    namespace: str
+    daemonsets: tuple[str, ...]   # rolled out before the workloads
+    resources: tuple[str, ...]    # extended resources its nodes advertise
+    split_count: int              # the DaemonSet's --device-split-count at this tag
+
+    @property
+    def url(self) -> str:
+        return f"https://raw.githubusercontent.com/{self.repository}/{self.version}/{self.file}"
+
+
+# Volcano's vGPU device plugin (Project-HAMi/volcano-vgpu-device-plugin v1.12.0, volcano-vgpu-device-plugin.yml:
+# ConfigMap volcano-vgpu-device-config names the resources, DaemonSet kube-system/volcano-device-plugin runs
+# --device-split-count=10 on every node, no nodeSelector). Volcano binds these resources only with its deviceshare
+# plugin's deviceshare.VGPUEnable (volcano-sh/volcano v1.15.1 pkg/scheduler/plugins/deviceshare/deviceshare.go,
+# docs/user-guide/how_to_use_volcano_vgpu.md). It replaces HAMi's device plugin and scheduler on its nodes.
+VOLCANO_VGPU = Manifest("volcano-vgpu-device-plugin", "Project-HAMi/volcano-vgpu-device-plugin", "v1.12.0",
+                        "volcano-vgpu-device-plugin.yml", "kube-system", ("volcano-device-plugin",),
+                        ("volcano.sh/vgpu-number", "volcano.sh/vgpu-memory", "volcano.sh/vgpu-cores"), 10)
+VOLCANO_VGPU_ARGUMENT = "deviceshare.VGPUEnable"
+# The upstream DaemonSet has no nodeSelector: in a bundle with other GPU pools (MIG, NVIDIA plugin) it is patched
+# to the nodes of the vGPU pools, which carry this label.
+VOLCANO_VGPU_NODE = "placement-atlas.io/volcano-vgpu"
+
 # Plan components another component installs (its operand or what its chart ships): nothing of their own to install.
 DELIVERED_BY = {
     "nvidia-device-plugin": "gpu-operator", "nvidia-container-toolkit": "gpu-operator", "dcgm-exporter": "gpu-operator",
     "mig": "gpu-operator", "cuda-mps": "gpu-operator", "time-slicing": "gpu-operator", "hami-core": "hami",
     "nvidia-dra-driver": "k8s-dra-driver-gpu",
 }
+# Plan components that more than one installed component brings: HAMi-core (libvgpu.so) is copied onto the nodes
+# by HAMi's device plugin, by Volcano's vGPU device plugin (its DaemonSet's postStart copies /k8s-vgpu/lib/nvidia/
+# to /usr/local/vgpu, volcano-vgpu-device-plugin.yml v1.12.0) and by the kai-resource-isolator's DaemonSet.
+ALSO_DELIVERED_BY = {"hami-core": ("volcano-vgpu-device-plugin", "kai-resource-isolator")}
 # Plan settings (Component.settings) that are Helm values of the component's chart, by dotted key; the
 # others (device plugin config, MIG labels) are rendered by the data-plane files in their own shape.
 HELM_SETTINGS = {"kai-scheduler": ("global.gpuSharing", "binder.plugins.hamicore.enabled")}

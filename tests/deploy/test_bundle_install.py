@@ -15,6 +15,7 @@ from placement.deploy import targets as t
 from placement.deploy.control_plane import KUEUE_CHART_CONFIG
 from scheduler_core import load_scenario, parse_scenario
 from tests.deploy.charts import chart_defaults, charts_dir, render, values_errors
+from tests.deploy.plan_bundles import PLAN_BUNDLES, plan_bundle, scenario_of
 from tests.deploy.test_round_trip import _with_host_resources
 
 SCENARIOS = sorted((Path(__file__).resolve().parents[2] / "fixtures" / "scenarios").glob("*.yaml"))
@@ -26,10 +27,16 @@ FRAMEWORKS = {"Job": {"batch/job"}, "JobSet": {"jobset.x-k8s.io/jobset"}, "PyTor
 def bundles():
     out = [(p.stem, load_scenario(p)) for p in SCENARIOS]
     out.append(("kai-host", _with_host_resources("kai")))
+    # Composed stacks: what only a plan carries (the kai-resource-isolator's KAI release, Volcano's vGPU plugin).
+    out += [(name, scenario_of(name)) for name in PLAN_BUNDLES]
     return out
 
 
 BUNDLES = bundles()
+
+
+def export_of(name: str, scenario):
+    return plan_bundle(name)[1] if name in PLAN_BUNDLES else export_scenario(scenario)
 
 
 def charts_of(export) -> dict[str, dict]:
@@ -45,11 +52,18 @@ def rendered_config(objects, name: str, key: str) -> dict:
 
 @pytest.mark.parametrize("name,scenario", BUNDLES, ids=[b[0] for b in BUNDLES])
 def test_every_chart_a_bundle_installs_renders_with_its_values_and_no_unknown_key(name, scenario):
-    export = export_scenario(scenario)
+    export = export_of(name, scenario)
     charts = charts_of(export)
     assert "gpu-operator" in charts
     chart_objects = set()
     for chart, values in charts.items():
+        if not install.component(chart, values).local:
+            # Skipped, not rendered: no chart of this release is stored offline (KAI v0.17.0, the oldest release
+            # upstream supports the kai-resource-isolator with; ../shared/charts holds v0.13.0 only, whose values.yaml
+            # has no binder.plugins). Rendering v0.13.0 with values it does not know would check nothing; the
+            # bundle's README says the chart was not rendered.
+            assert install.component(chart, values).note in export.file("README.md").body
+            continue
         assert values_errors(chart, values) == []
         objects = render(chart, values)
         assert objects, chart
@@ -65,7 +79,7 @@ def test_every_chart_a_bundle_installs_renders_with_its_values_and_no_unknown_ke
 @pytest.mark.parametrize("name,scenario", [b for b in BUNDLES if b[1].stack.control_plane.admission == "kueue"],
                          ids=lambda b: b if isinstance(b, str) else "")
 def test_kueue_manager_config_keeps_the_charts_defaults_and_enables_every_workload_kind_of_the_bundle(name, scenario):
-    export = export_scenario(scenario)
+    export = export_of(name, scenario)
     config = rendered_config(render("kueue", export.helm_values()["kueue"]), "kueue-manager-config", "controller_manager_config.yaml")
     default = yaml.safe_load(chart_defaults("kueue")["managerConfig"]["controllerManagerConfigYaml"])
     assert {k: v for k, v in config.items() if k in default and k != "integrations"} == {

@@ -86,7 +86,8 @@ def test_deploy_page_lists_files_previews_them_and_the_zip_holds_them(client, re
     page = client.get(reverse("stack-deploy", args=[stack.pk]))
     assert page.status_code == 200
     body = page.content.decode()
-    assert "gpu-operator/mig-parted-config.yaml" in body and "hami/values.yaml" in body and "Download .zip" in body
+    assert "gpu-operator/mig-parted-config.yaml" in body and "volcano/values.yaml" in body and "Download .zip" in body
+    assert "hami/values.yaml" not in body  # its shared pool is on Volcano's vGPU device plugin, not HAMi (issue 30)
     assert "form-c-mig-hami-volcano" in body
     archive = client.get(reverse("stack-deploy-zip", args=[stack.pk]))
     assert archive["Content-Type"] == "application/zip"
