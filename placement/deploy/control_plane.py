@@ -10,6 +10,7 @@ from placement.deploy.bundle import ExportFile, to_yaml
 from placement.deploy.data_plane import ExportError, PoolPlan
 from placement.deploy.quantity import to_quantity
 from scheduler_core.scenario import Scenario
+from scheduler_core.scenario.stack import resource_groups
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
 VOLCANO = "scheduling.volcano.sh/v1beta1"
@@ -68,29 +69,6 @@ def _flavor_labels(scenario: Scenario, plans: list[PoolPlan]) -> dict[str, dict[
     return out
 
 
-def resource_groups(flavors) -> list[tuple[list[str], list]]:
-    """(covered resources, flavors) per Kueue resource group. Flavors whose covered resources are
-    disjoint from every other set are their own groups (as an imported ClusterQueue had them: a
-    resource sits in one group only); overlapping sets share one group, missing entries at 0."""
-    sets: list[tuple[set[str], list[str], list]] = []
-    for f in flavors:
-        names = list(f.quotas)
-        match = [g for g in sets if g[0] & set(names)]
-        if not match:
-            sets.append((set(names), names, [f]))
-            continue
-        keep = match[0]
-        for other in match[1:]:  # a flavor that bridges two groups merges them
-            keep[0].update(other[0])
-            keep[1].extend(r for r in other[1] if r not in keep[1])
-            keep[2].extend(other[2])
-            sets.remove(other)
-        keep[0].update(names)
-        keep[1].extend(r for r in names if r not in keep[1])
-        keep[2].append(f)
-    return [(covered, group) for _set, covered, group in sets]
-
-
 def kueue_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) -> list[ExportFile]:
     kueue = scenario.stack.control_plane.kueue
     tas = kueue.topology_aware_scheduling
@@ -134,6 +112,8 @@ def kueue_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) ->
                 "reclaimWithinCohort": cq.preemption.reclaim_within_cohort,
                 "borrowWithinCohort": {"policy": cq.preemption.borrow_within_cohort},
             },
+            "flavorFungibility": {"whenCanBorrow": cq.flavor_fungibility.when_can_borrow,
+                                  "whenCanPreempt": cq.flavor_fungibility.when_can_preempt},
             "fairSharing": {"weight": to_quantity(cq.fair_sharing_weight)},
         }
         if cq.cohort:

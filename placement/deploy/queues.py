@@ -84,6 +84,17 @@ def kueue_cluster_queue(obj: dict, flavor_groups: dict[str, list[str] | None]) -
             "borrow_within_cohort": _dig(preemption, "borrowWithinCohort", "policy", default="Never"),
         },
     }
+    fungibility = spec.get("flavorFungibility") or {}
+    if not isinstance(fungibility, dict):
+        raise ObjectInvalid("spec.flavorFungibility", "expected an object")
+    kept = {field: fungibility[key] for key, field in (("whenCanBorrow", "when_can_borrow"),
+                                                     ("whenCanPreempt", "when_can_preempt")) if fungibility.get(key)}
+    for field, value in kept.items():
+        if value not in ("MayStopSearch", "TryNextFlavor", "Borrow", "Preempt"):
+            key = "whenCanBorrow" if field == "when_can_borrow" else "whenCanPreempt"
+            raise ObjectInvalid(f"spec.flavorFungibility.{key}", f"unknown policy {value!r}")
+    if kept:
+        out["flavor_fungibility"] = kept
     weight = _dig(spec, "fairSharing", "weight")
     if weight is not None:
         out["fair_sharing_weight"] = _quantity(weight, "spec.fairSharing.weight")
