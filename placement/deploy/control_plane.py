@@ -95,11 +95,12 @@ def kueue_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) ->
                 entries = []
                 for r in covered:  # every flavor of a group lists the group's covered resources, in the same order
                     quota = f.quotas.get(r)
-                    entry: dict = {"name": r, "nominalQuota": to_quantity(quota.nominal if quota else 0)}
+                    amount = _gib_quantity if r == "memory" else to_quantity  # the scenario's memory is in GiB
+                    entry: dict = {"name": r, "nominalQuota": amount(quota.nominal if quota else 0)}
                     if quota is not None and quota.borrowing_limit is not None:
-                        entry["borrowingLimit"] = to_quantity(quota.borrowing_limit)
+                        entry["borrowingLimit"] = amount(quota.borrowing_limit)
                     if quota is not None and quota.lending_limit is not None:
-                        entry["lendingLimit"] = to_quantity(quota.lending_limit)
+                        entry["lendingLimit"] = amount(quota.lending_limit)
                     entries.append(entry)
                 flavor_specs.append({"name": f.name, "resources": entries})
             flavor_specs_by_group.append({"coveredResources": covered, "flavors": flavor_specs})
@@ -206,11 +207,14 @@ def _kueue_values(scenario: Scenario, workload_kinds) -> ExportFile:
                       values={"managerConfig": {"controllerManagerConfigYaml": to_yaml(kueue_manager_config(scenario, workload_kinds))}})
 
 
+def _gib_quantity(gib: float) -> str:
+    return f"{int(gib)}Gi" if float(gib).is_integer() else f"{round(gib * 1024)}Mi"
+
+
 def _volcano_resources(resources: dict[str, float]) -> dict:
     """A scenario's queue resources as a Volcano ResourceList (memory from GiB to a Gi quantity)."""
-    def memory(gib: float) -> str:
-        return f"{int(gib)}Gi" if float(gib).is_integer() else f"{round(gib * 1024)}Mi"
-    return {name: (memory(amount) if name == "memory" else to_quantity(amount)) for name, amount in resources.items()}
+    return {name: (_gib_quantity(amount) if name == "memory" else to_quantity(amount))
+            for name, amount in resources.items()}
 
 
 def _kai_resource(quota, per_unit: float = 1.0) -> dict:
