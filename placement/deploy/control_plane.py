@@ -10,6 +10,7 @@ from placement.deploy.bundle import ExportFile, to_yaml
 from placement.deploy.data_plane import ExportError, PoolPlan
 from placement.deploy.quantity import to_quantity
 from scheduler_core.scenario import Scenario
+from scheduler_core.scenario.stack import resource_groups
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
 VOLCANO = "scheduling.volcano.sh/v1beta1"
@@ -68,29 +69,6 @@ def _flavor_labels(scenario: Scenario, plans: list[PoolPlan]) -> dict[str, dict[
     return out
 
 
-def resource_groups(flavors) -> list[tuple[list[str], list]]:
-    """(covered resources, flavors) per Kueue resource group. Flavors whose covered resources are
-    disjoint from every other set are their own groups (as an imported ClusterQueue had them: a
-    resource sits in one group only); overlapping sets share one group, missing entries at 0."""
-    sets: list[tuple[set[str], list[str], list]] = []
-    for f in flavors:
-        names = list(f.quotas)
-        match = [g for g in sets if g[0] & set(names)]
-        if not match:
-            sets.append((set(names), names, [f]))
-            continue
-        keep = match[0]
-        for other in match[1:]:  # a flavor that bridges two groups merges them
-            keep[0].update(other[0])
-            keep[1].extend(r for r in other[1] if r not in keep[1])
-            keep[2].extend(other[2])
-            sets.remove(other)
-        keep[0].update(names)
-        keep[1].extend(r for r in names if r not in keep[1])
-        keep[2].append(f)
-    return [(covered, group) for _set, covered, group in sets]
-
-
 def kueue_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) -> list[ExportFile]:
     kueue = scenario.stack.control_plane.kueue
     tas = kueue.topology_aware_scheduling
@@ -117,11 +95,12 @@ def kueue_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) ->
                 entries = []
                 for r in covered:  # every flavor of a group lists the group's covered resources, in the same order
                     quota = f.quotas.get(r)
-                    entry: dict = {"name": r, "nominalQuota": to_quantity(quota.nominal if quota else 0)}
+                    amount = _gib_quantity if r == "memory" else to_quantity  # the scenario's memory is in GiB
+                    entry: dict = {"name": r, "nominalQuota": amount(quota.nominal if quota else 0)}
                     if quota is not None and quota.borrowing_limit is not None:
-                        entry["borrowingLimit"] = to_quantity(quota.borrowing_limit)
+                        entry["borrowingLimit"] = amount(quota.borrowing_limit)
                     if quota is not None and quota.lending_limit is not None:
-                        entry["lendingLimit"] = to_quantity(quota.lending_limit)
+                        entry["lendingLimit"] = amount(quota.lending_limit)
                     entries.append(entry)
                 flavor_specs.append({"name": f.name, "resources": entries})
             flavor_specs_by_group.append({"coveredResources": covered, "flavors": flavor_specs})
@@ -134,6 +113,8 @@ def kueue_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) ->
                 "reclaimWithinCohort": cq.preemption.reclaim_within_cohort,
                 "borrowWithinCohort": {"policy": cq.preemption.borrow_within_cohort},
             },
+            "flavorFungibility": {"whenCanBorrow": cq.flavor_fungibility.when_can_borrow,
+                                  "whenCanPreempt": cq.flavor_fungibility.when_can_preempt},
             "fairSharing": {"weight": to_quantity(cq.fair_sharing_weight)},
         }
         if cq.cohort:
@@ -227,11 +208,14 @@ def _kueue_values(scenario: Scenario, workload_kinds) -> ExportFile:
                       values={"managerConfig": {"controllerManagerConfigYaml": to_yaml(kueue_manager_config(scenario, workload_kinds))}})
 
 
+def _gib_quantity(gib: float) -> str:
+    return f"{int(gib)}Gi" if float(gib).is_integer() else f"{round(gib * 1024)}Mi"
+
+
 def _volcano_resources(resources: dict[str, float]) -> dict:
     """A scenario's queue resources as a Volcano ResourceList (memory from GiB to a Gi quantity)."""
-    def memory(gib: float) -> str:
-        return f"{int(gib)}Gi" if float(gib).is_integer() else f"{round(gib * 1024)}Mi"
-    return {name: (memory(amount) if name == "memory" else to_quantity(amount)) for name, amount in resources.items()}
+    return {name: (_gib_quantity(amount) if name == "memory" else to_quantity(amount))
+            for name, amount in resources.items()}
 
 
 def _kai_resource(quota, per_unit: float = 1.0) -> dict:

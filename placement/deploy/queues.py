@@ -65,10 +65,11 @@ def kueue_cluster_queue(obj: dict, flavor_groups: dict[str, list[str] | None]) -
                 where = f"spec.resourceGroups.{gi}.flavors.{fi}.resources.{ri}"
                 if "name" not in resource or "nominalQuota" not in resource:
                     raise ObjectInvalid(where, "needs name and nominalQuota")
-                quota = {"nominal": _quantity(resource["nominalQuota"], f"{where}.nominalQuota")}
+                scale = 1 / 2**30 if resource["name"] == "memory" else 1.0  # the scenario's memory is in GiB
+                quota = {"nominal": _quantity(resource["nominalQuota"], f"{where}.nominalQuota") * scale}
                 for key, field in (("borrowingLimit", "borrowing_limit"), ("lendingLimit", "lending_limit")):
                     if resource.get(key) is not None:
-                        quota[field] = _quantity(resource[key], f"{where}.{key}")
+                        quota[field] = _quantity(resource[key], f"{where}.{key}") * scale
                 entry["quotas"][resource["name"]] = quota
     if not flavors:
         raise ObjectInvalid("spec.resourceGroups", "no flavors")
@@ -84,6 +85,17 @@ def kueue_cluster_queue(obj: dict, flavor_groups: dict[str, list[str] | None]) -
             "borrow_within_cohort": _dig(preemption, "borrowWithinCohort", "policy", default="Never"),
         },
     }
+    fungibility = spec.get("flavorFungibility") or {}
+    if not isinstance(fungibility, dict):
+        raise ObjectInvalid("spec.flavorFungibility", "expected an object")
+    kept = {field: fungibility[key] for key, field in (("whenCanBorrow", "when_can_borrow"),
+                                                     ("whenCanPreempt", "when_can_preempt")) if fungibility.get(key)}
+    for field, value in kept.items():
+        if value not in ("MayStopSearch", "TryNextFlavor", "Borrow", "Preempt"):
+            key = "whenCanBorrow" if field == "when_can_borrow" else "whenCanPreempt"
+            raise ObjectInvalid(f"spec.flavorFungibility.{key}", f"unknown policy {value!r}")
+    if kept:
+        out["flavor_fungibility"] = kept
     weight = _dig(spec, "fairSharing", "weight")
     if weight is not None:
         out["fair_sharing_weight"] = _quantity(weight, "spec.fairSharing.weight")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scheduler_core.policies.base import ShapeQueue
+from scheduler_core.scenario.stack import resource_groups
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
@@ -27,6 +28,13 @@ class ClusterQueueState:
         self.admitted: dict[int, "Workload"] = {}
         self.priorities: dict[int, int] = {}  # priority -> admitted workloads (cheap preemption pre-check)
         self._quota = {(f.name, r): q for f in spec.flavors for r, q in f.quotas.items()}
+        # Resource groups: (covered resources, flavors in order); one group keeps the plain one-flavor path.
+        self.groups = [(frozenset(covered), group) for covered, group in resource_groups(spec.flavors)]
+        self.group_of = {r: i for i, (covered, _) in enumerate(self.groups) for r in covered}
+        self.flavor_group = {f.name: i for i, (_, group) in enumerate(self.groups) for f in group}
+        self.fungibility = spec.flavor_fungibility
+        self.default_fungibility = (self.fungibility.when_can_borrow == "MayStopSearch"
+                                    and self.fungibility.when_can_preempt == "TryNextFlavor")
 
     def quota(self, flavor: str, res: str):
         return self._quota.get((flavor, res))

@@ -8,6 +8,15 @@
 * **Flavors** are tried in order; the first where the workload fits (without
   or with borrowing) wins (``whenCanBorrow: MayStopSearch``); preemption is
   tried only when no flavor fits (``whenCanPreempt: TryNextFlavor``) (§4.2).
+  ``flavor_fungibility`` changes the walk as flavorassigner.go
+  ``shouldTryNextFlavor`` does (v0.19): ``whenCanBorrow: TryNextFlavor`` passes a
+  flavor that fits only by borrowing (kept as the fallback) for a later one that
+  fits within nominal; ``whenCanPreempt: MayStopSearch`` stops at the first
+  flavor where preemption finds victims, though a later flavor may fit.
+* **Resource groups** (flavors with disjoint covered resources): a workload
+  whose requests span groups gets one flavor per group, each group walked on
+  its own; its assignment is the tuple of those flavors (one flavor, a plain
+  name, otherwise), and it is admitted when every group has room.
 * **Cohorts**: each CQ keeps ``nominal - lendingLimit`` for itself and lends
   the rest to a pool shared by the cohort; usage above that guaranteed part
   comes from the pool; ``borrowingLimit`` caps usage above nominal (§4.2).
@@ -156,6 +165,25 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         wl.admission_usage = (n, usage)
         return usage
 
+    @staticmethod
+    def _parts(cq: ClusterQueueState, flavor, need: dict[str, float]):
+        """(flavor, the part of ``need`` it covers) per resource group of an assignment."""
+        if flavor.__class__ is not tuple:
+            return [(flavor, need)]
+        out = []
+        for fl in flavor:
+            covered = cq.groups[cq.flavor_group[fl]][0]
+            out.append((fl, {r: a for r, a in need.items() if r in covered}))
+        return out
+
+    @staticmethod
+    def _spans(cq: ClusterQueueState, need: dict[str, float]) -> list[int] | None:
+        """The resource groups ``need`` touches, when more than one (and each resource is covered)."""
+        if len(cq.groups) == 1:
+            return None
+        used = {cq.group_of.get(r, -1) for r in need}
+        return sorted(used) if len(used) > 1 and -1 not in used else None
+
     def _flavors(self, cq: ClusterQueueState, wl: "Workload"):
         for f in cq.spec.flavors:
             if wl.node_group is not None and f.node_groups is not None and wl.node_group not in f.node_groups:
@@ -169,6 +197,9 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         ``usage_override`` maps (cq, flavor, resource) to a hypothetical usage
         (preemption search); the cohort pool's usage is kept incrementally.
         """
+        if flavor.__class__ is tuple:
+            modes = [self._fits(cq, fl, part, usage_override) for fl, part in self._parts(cq, flavor, need)]
+            return None if None in modes else ("borrow" if "borrow" in modes else "fit")
         borrow = False
         for r, a in need.items():
             q = cq.quota(flavor, r)
@@ -201,15 +232,71 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
                 borrow = True
         return "borrow" if borrow else "fit"
 
-    def _assign(self, cq: ClusterQueueState, wl: "Workload") -> tuple[str, str] | None:
+    def _assign(self, cq: ClusterQueueState, wl: "Workload") -> tuple | None:
         need = self._usage(wl)
+        used = self._spans(cq, need)
+        if used is not None:
+            return self._assign_groups(cq, wl, need, used)
+        if not cq.default_fungibility:
+            w = self._walk(cq, wl, need, self._flavors(cq, wl), preempt=False)
+            return None if w is None else w[:2]
         for f in self._flavors(cq, wl):
             mode = self._fits(cq, f.name, need)
             if mode is not None:
                 return f.name, mode
         return None
 
-    def _borrowing(self, c: ClusterQueueState, flavor: str) -> bool:
+    def _assign_groups(self, cq: ClusterQueueState, wl: "Workload", need: dict[str, float], used: list[int]):
+        """One flavor per resource group the workload's requests touch (flavorassigner.go assigns each
+        group's resources together); no flavor in some group: no assignment."""
+        eligible = {f.name for f in self._flavors(cq, wl)}
+        parts, borrow = [], False
+        for gi in used:
+            covered, flavors = cq.groups[gi]
+            part = {r: a for r, a in need.items() if r in covered}
+            w = self._walk(cq, wl, part, [f for f in flavors if f.name in eligible], preempt=False)
+            if w is None:
+                return None
+            parts.append(w[0])
+            borrow = borrow or w[1] == "borrow"
+        return tuple(parts), ("borrow" if borrow else "fit")
+
+    def _walk(self, cq: ClusterQueueState, wl: "Workload", need: dict[str, float], flavors, preempt: bool):
+        """(flavor, mode, victims or None) walking one resource group's flavors in order as
+        flavorassigner.go does (v0.19 ``shouldTryNextFlavor``, ``isPreferred`` borrowing over
+        preemption): a flavor that fits within nominal ends the walk; one that fits by borrowing ends
+        it under ``whenCanBorrow: MayStopSearch``, else it is the fallback (the first such); with
+        ``preempt`` and ``whenCanPreempt: MayStopSearch``, a flavor where preemption finds victims
+        ends it."""
+        fung = cq.fungibility
+        best = None
+        for f in flavors:
+            mode = self._fits(cq, f.name, need)
+            if mode is None:
+                if preempt and fung.when_can_preempt == "MayStopSearch":
+                    victims = self._victims_on(cq, wl, f.name, need)
+                    if victims:
+                        return f.name, "fit", victims
+                continue
+            if mode == "fit" or fung.when_can_borrow == "MayStopSearch":
+                return f.name, mode, None
+            if best is None:
+                best = (f.name, mode, None)
+        return best
+
+    def _flavor_groups(self, cq: ClusterQueueState, flavor) -> list[str] | None:
+        """The node groups an assignment's flavors select together (None: every group)."""
+        if flavor.__class__ is not tuple:
+            return next((f.node_groups for f in cq.spec.flavors if f.name == flavor), None)
+        chosen = None
+        for f in cq.spec.flavors:
+            if f.name in flavor and f.node_groups is not None:
+                chosen = list(f.node_groups) if chosen is None else [g for g in chosen if g in f.node_groups]
+        return chosen
+
+    def _borrowing(self, c: ClusterQueueState, flavor) -> bool:
+        if flavor.__class__ is tuple:
+            return any(self._borrowing(c, fl) for fl in flavor)
         for (f, r), u in c.usage.items():
             if f != flavor:
                 continue
@@ -218,8 +305,12 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
                 return True
         return False
 
-    def _charge(self, cq: ClusterQueueState, wl: "Workload", flavor: str, sign: float) -> None:
-        for r, a in self._usage(wl).items():
+    def _charge(self, cq: ClusterQueueState, wl: "Workload", flavor, sign: float) -> None:
+        for fl, part in self._parts(cq, flavor, self._usage(wl)):
+            self._charge_part(cq, fl, part, sign)
+
+    def _charge_part(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], sign: float) -> None:
+        for r, a in need.items():
             before = cq.usage.get((flavor, r), 0.0)
             after = before + sign * a
             cq.usage[(flavor, r)] = after
@@ -251,15 +342,16 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         if not cq.cohort:
             return 0.0
         best = 0.0
-        for r, a in self._usage(wl).items():
-            q = cq.quota(flavor, r)
-            if q is None:
-                continue
-            borrowed = max(0.0, cq.usage.get((flavor, r), 0.0) + a - q.nominal)
-            lendable = sum((c.quota(flavor, r).nominal - c.guaranteed(flavor, r))
-                           for c in self.cohorts[cq.cohort] if c.quota(flavor, r) is not None)
-            if lendable > 0:
-                best = max(best, borrowed * 1000.0 / lendable)
+        for fl, part in self._parts(cq, flavor, self._usage(wl)):
+            for r, a in part.items():
+                q = cq.quota(fl, r)
+                if q is None:
+                    continue
+                borrowed = max(0.0, cq.usage.get((fl, r), 0.0) + a - q.nominal)
+                lendable = sum((c.quota(fl, r).nominal - c.guaranteed(fl, r))
+                               for c in self.cohorts[cq.cohort] if c.quota(fl, r) is not None)
+                if lendable > 0:
+                    best = max(best, borrowed * 1000.0 / lendable)
         w = cq.spec.fair_sharing_weight
         return best / w if w > 0 else (INF if best > 0 else 0.0)
 
@@ -325,6 +417,10 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
                     return None
                 continue
             wl.admit_count = None
+            if cq.fungibility.when_can_preempt == "MayStopSearch" and self._spans(cq, self._usage(wl)) is None:
+                w = self._walk(cq, wl, self._usage(wl), self._flavors(cq, wl), preempt=True)
+                if w is not None and w[2]:  # the search stopped at a flavor that needs preemption
+                    return (cq, wl, w[0], "fit", w[2])
             a = self._assign(cq, wl)
             if a is not None and self._topology_ok(wl, a[0]):
                 return (cq, wl, a[0], a[1], None)
@@ -366,7 +462,7 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
 
     def _flavor_leaves(self, wl: "Workload", flavor: str) -> list:
         """The nodes of ``wl``'s flavor (its nodeLabels) that TAS may use."""
-        groups = next((f.node_groups for f in self.cq_of(wl).spec.flavors if f.name == flavor), None)
+        groups = self._flavor_groups(self.cq_of(wl), flavor)
         return [n for n in self.sim.nodes if self.sim.node_eligible(n) and (groups is None or n.group in groups)]
 
     def _flavor_nodes(self, wl: "Workload", flavor: str):
@@ -403,11 +499,16 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         cq.priorities[wl.priority] = cq.priorities.get(wl.priority, 0) + 1
         self.admitted[wl.uid] = wl
         wl.admitted_at = sim.now
-        sim.log_event("admit", wl, f"ClusterQueue {cq.name}, flavor {flavor}"
+        named = f"flavors {', '.join(flavor)}" if flavor.__class__ is tuple else f"flavor {flavor}"
+        sim.log_event("admit", wl, f"ClusterQueue {cq.name}, {named}"
                       + (" (borrowing)" if self._borrowing(cq, flavor) else "") + partial)
         if wl.state == "queued":
             sim.set_state(wl, "admitted")
         # ResourceFlavor nodeLabels become the pods' nodeSelector.
+        if flavor.__class__ is tuple:
+            chosen = self._flavor_groups(cq, flavor)
+            if chosen and len(chosen) == 1 and wl.node_group is None:
+                wl.node_group = chosen[0]
         for f in cq.spec.flavors:
             if f.name == flavor and f.node_groups and len(f.node_groups) == 1 and wl.node_group is None:
                 wl.node_group = f.node_groups[0]
@@ -457,6 +558,17 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         cq = self.cq_of(wl)
         wl.admit_count = None
         need = self._usage(wl)
+        used = self._spans(cq, need)
+        if used is not None:  # one flavor per resource group: the groups with no room say why
+            reasons = []
+            for gi in used:
+                covered, flavors = cq.groups[gi]
+                part = {r: a for r, a in need.items() if r in covered}
+                if self._walk(cq, wl, part, [f for f in self._flavors(cq, wl) if f in flavors], False) is None:
+                    reasons += self._flavor_reasons(cq, wl, flavors, part)
+            if not reasons:
+                return "Pending: quota is free, waiting for the next admission cycle"
+            return "couldn't assign flavors to pod set main: " + ", ".join(reasons)
         reasons = []
         for f in cq.spec.flavors:
             if wl.node_group is not None and f.node_groups is not None and wl.node_group not in f.node_groups:
@@ -482,6 +594,24 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
                     return "Pending: StrictFIFO, waiting behind an older workload that does not fit"
                 return "Pending: quota is free, waiting for the next admission cycle"
         return "couldn't assign flavors to pod set main: " + ", ".join(reasons)
+
+    def _flavor_reasons(self, cq: ClusterQueueState, wl: "Workload", flavors, need: dict[str, float]) -> list[str]:
+        """Why none of ``flavors`` (one resource group) holds ``need``."""
+        reasons = []
+        for f in flavors:
+            if wl.node_group is not None and f.node_groups is not None and wl.node_group not in f.node_groups:
+                reasons.append(f"flavor {f.name} doesn't match node affinity")
+                continue
+            for r, a in sorted(need.items()):
+                room, most = self._room(cq, f.name, r) if cq.quota(f.name, r) is not None else (0.0, 0.0)
+                if a > most + EPS:
+                    reasons.append(f"insufficient quota for {r} in flavor {f.name}, "
+                                   f"request > maximum capacity ({_q(a)} > {_q(most)})")
+                    break
+                if a > room + EPS:
+                    reasons.append(f"insufficient unused quota for {r} in flavor {f.name}, {_q(a - room)} more needed")
+                    break
+        return reasons
 
     def _domain_fit(self, wl: "Workload", flavor: str) -> int:
         """Most pods of ``wl`` TAS finds room for: in one domain of a required level (node or rack),

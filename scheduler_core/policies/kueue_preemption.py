@@ -39,12 +39,26 @@ class KueuePreemptor:
         if pol.within_cluster_queue == "Never" and pol.reclaim_within_cohort == "Never":
             return None
         need = self._usage(wl)
-        fair = self.cfg.fair_sharing and cq.cohort
+        if self._spans(cq, need) is not None:
+            return None  # a workload spanning resource groups is not a preemptor (docs/simulator-model.md)
         for f in self._flavors(cq, wl):
-            victims = (self._fair_victims if fair else self._victims_for)(cq, wl, f.name, need)
+            victims = self._victims_on(cq, wl, f.name, need)
             if victims:
                 return f.name, victims
         return None
+
+    def _victims_on(self, cq: ClusterQueueState, wl: "Workload", flavor: str, need: dict[str, float]):
+        pol = cq.spec.preemption
+        if pol.within_cluster_queue == "Never" and pol.reclaim_within_cohort == "Never":
+            return None
+        fair = self.cfg.fair_sharing and cq.cohort
+        return (self._fair_victims if fair else self._victims_for)(cq, wl, flavor, need)
+
+    @staticmethod
+    def _holds(v: "Workload", flavor: str) -> bool:
+        """Whether ``v`` was admitted on ``flavor`` (alone, or as one of its resource groups' flavors)."""
+        held = v.admission_info.get("flavor")
+        return held == flavor or (held.__class__ is tuple and flavor in held)
 
     # -- fair sharing preemption (KEP-1714; pkg/scheduler/preemption/preemption.go fairPreemptions) -----------
     def _cq_drs(self, c: ClusterQueueState, usage: dict[tuple[str, str, str], float]) -> tuple[bool, float, bool]:
@@ -85,7 +99,7 @@ class KueuePreemptor:
         frs = [r for r, a in need.items() if a > 0 and cq.quota(flavor, r) is not None]
 
         def uses(v) -> bool:
-            return v.admission_info.get("flavor") == flavor and any(self._usage(v).get(r, 0.0) > 0 for r in frs)
+            return self._holds(v, flavor) and any(self._usage(v).get(r, 0.0) > 0 for r in frs)
 
         def allowed(policy: str, v) -> bool:
             if policy == "Any":
@@ -221,7 +235,7 @@ class KueuePreemptor:
         if lowest is not None and ((pol.within_cluster_queue == "LowerPriority" and lowest < wl.priority) or
                                    (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and lowest <= wl.priority)):
             for v in cq.admitted.values():
-                if v.admission_info.get("flavor") != flavor:
+                if not self._holds(v, flavor):
                     continue
                 if (v.priority < wl.priority or (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and
                                                  v.priority == wl.priority and v.created > wl.created)):
@@ -248,7 +262,7 @@ class KueuePreemptor:
                     lenders = [c for c in self.cohorts[cq.cohort] if c is not cq and self._borrowing(c, flavor)]
                 for c in lenders:
                     for v in c.admitted.values():
-                        if v.admission_info.get("flavor") != flavor:
+                        if not self._holds(v, flavor):
                             continue
                         if not allow_borrowing:
                             ok, why = pol.reclaim_within_cohort == "Any" or v.priority < wl.priority, \
@@ -267,9 +281,13 @@ class KueuePreemptor:
                      allow_borrowing: bool):
         if not cands:
             return None
-        # Necessary condition before the greedy search: the candidates hold enough of every resource.
+        # Necessary condition before the greedy search: the candidates hold what the CQ's room lacks of
+        # every resource (removing a victim frees at most its usage; the room already free counts too).
         for r, a in need.items():
-            if sum(self._usage(v).get(r, 0.0) for _, v, _, _ in cands) < a - EPS:
+            if cq.quota(flavor, r) is None:
+                return None
+            short = a - max(0.0, self._room(cq, flavor, r)[0])
+            if short > EPS and sum(self._usage(v).get(r, 0.0) for _, v, _, _ in cands) < short - EPS:
                 return None
         cands.sort(key=lambda x: x[0])
         override: dict[tuple[str, str, str], float] = {}

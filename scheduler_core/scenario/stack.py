@@ -146,13 +146,59 @@ class KueuePreemption(DocumentModel):
         return self
 
 
+_FUNGIBILITY_ALIASES = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}  # v1beta1 names
+
+
+class KueueFlavorFungibility(DocumentModel):
+    """spec.flavorFungibility (apis/kueue/v1beta2/clusterqueue_types.go, v0.19): whether flavor assignment
+    walks on to the next flavor of a resource group when the current one fits only by borrowing or only
+    by preempting.  v1beta1's ``Borrow`` and ``Preempt`` read as ``MayStopSearch``."""
+
+    when_can_borrow: Literal["MayStopSearch", "TryNextFlavor"] = Field(
+        "MayStopSearch", description="MayStopSearch (default): a flavor that fits by borrowing ends the search")
+    when_can_preempt: Literal["MayStopSearch", "TryNextFlavor"] = Field(
+        "TryNextFlavor", description="TryNextFlavor (default): a flavor that needs preemption is passed over "
+                                     "for a later one that fits")
+
+    @field_validator("when_can_borrow", "when_can_preempt", mode="before")
+    @classmethod
+    def _v1beta1(cls, v: Any) -> Any:
+        return _FUNGIBILITY_ALIASES.get(v, v)
+
+
 class ClusterQueue(DocumentModel):
     name: str
     cohort: str | None = None
     queueing_strategy: Literal["StrictFIFO", "BestEffortFIFO"] = "BestEffortFIFO"
-    flavors: list[KueueFlavorQuotas] = Field(min_length=1)
+    flavors: list[KueueFlavorQuotas] = Field(min_length=1, description=(
+        "in resource-group order: flavors covering overlapping resources form one group, disjoint ones "
+        "their own (scheduler_core.scenario.stack.resource_groups)"))
     preemption: KueuePreemption = Field(default_factory=KueuePreemption)
+    flavor_fungibility: KueueFlavorFungibility = Field(default_factory=KueueFlavorFungibility)
     fair_sharing_weight: float = Field(1.0, ge=0)
+
+
+def resource_groups(flavors) -> list[tuple[list[str], list]]:
+    """(covered resources, flavors) per Kueue resource group. Flavors whose covered resources are
+    disjoint from every other set are their own groups (as an imported ClusterQueue had them: a
+    resource sits in one group only); overlapping sets share one group, missing entries at 0."""
+    sets: list[tuple[set[str], list[str], list]] = []
+    for f in flavors:
+        names = list(f.quotas)
+        match = [g for g in sets if g[0] & set(names)]
+        if not match:
+            sets.append((set(names), names, [f]))
+            continue
+        keep = match[0]
+        for other in match[1:]:  # a flavor that bridges two groups merges them
+            keep[0].update(other[0])
+            keep[1].extend(r for r in other[1] if r not in keep[1])
+            keep[2].extend(other[2])
+            sets.remove(other)
+        keep[0].update(names)
+        keep[1].extend(r for r in names if r not in keep[1])
+        keep[2].append(f)
+    return [(covered, group) for _set, covered, group in sets]
 
 
 class WaitForPodsReady(DocumentModel):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from placement.deploy import export_scenario
+from placement.deploy.readback import read_export
 from placement.deploy.cluster_import import SnapshotInvalid, cluster_scenario
 from scheduler_core import parse_scenario, simulate
 
@@ -97,6 +98,38 @@ def test_kueue_local_queues_are_read_by_namespace_and_resource_groups_survive_th
     local = {(o["metadata"]["namespace"], o["metadata"]["name"]): o["spec"]["clusterQueue"]
              for o in exported.objects() if o["kind"] == "LocalQueue"}
     assert local[("team-research", tenants["team-research"])] == "research"
+
+
+def test_a_workload_spanning_resource_groups_is_admitted_and_groups_and_fungibility_survive_the_re_export():
+    # research: {cpu, memory: default-cpu}, {nvidia.com/gpu: a100-80gb, a100-40gb}, {mig-1g.10gb: a100-mig};
+    # flavorFungibility whenCanBorrow TryNextFlavor, whenCanPreempt Preempt (v1beta1's name for MayStopSearch).
+    nodes, pods, queues = snapshot("kueue")
+    doc = cluster_scenario(nodes, pods, queues)
+    research = next(q for q in doc["stack"]["control_plane"]["kueue"]["cluster_queues"] if q["name"] == "research")
+    assert research["flavors"][0] == {"name": "default-cpu", "quotas": {"cpu": {"nominal": 256.0},
+                                                                       "memory": {"nominal": 2048.0}}}  # GiB
+    scenario = parse_scenario(doc)
+    fungibility = scenario.stack.control_plane.kueue.cluster_queues[0].flavor_fungibility
+    assert (fungibility.when_can_borrow, fungibility.when_can_preempt) == ("TryNextFlavor", "MayStopSearch")
+    # The JobSet asks 8 GPUs, 32 cpu and 256 GiB per pod: one flavor from each of two groups, and it runs.
+    events = [e for e in simulate(scenario).events.entries if e.workload == "team-research-llm-pretrain"]
+    assert [(e.kind, e.detail) for e in events if e.kind == "admit"] == [
+        ("admit", "ClusterQueue research, flavors default-cpu, a100-80gb")]
+    assert sum(int(e.detail.split()[0]) for e in events if e.kind == "bind") == 2
+    exported = export_scenario(scenario)
+    for name in ("research", "product", "data"):
+        cq = next(o for o in exported.objects() if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == name)
+        original = next(o for o in queues["items"] if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == name)
+        assert cq["spec"]["resourceGroups"] == original["spec"]["resourceGroups"]
+        assert cq["spec"]["flavorFungibility"] == {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "MayStopSearch"}
+    memory = next(g for g in cq["spec"]["resourceGroups"] if "memory" in g["coveredResources"])
+    assert memory["flavors"][0]["resources"][1] == {"name": "memory", "nominalQuota": "512Gi"}
+    # Read back from the bundle: the same groups and fungibility in the scenario.
+    back = read_export(exported, scenario)
+    again = next(q for q in back["stack"]["control_plane"]["kueue"]["cluster_queues"] if q["name"] == "research")
+    assert [f["name"] for f in again["flavors"]] == [f["name"] for f in research["flavors"]]
+    assert again["flavors"][0]["quotas"]["memory"] == {"nominal": 2048.0}
+    assert again["flavor_fungibility"] == {"when_can_borrow": "TryNextFlavor", "when_can_preempt": "MayStopSearch"}
 
 
 def test_a_workload_naming_a_local_queue_its_namespace_lacks_is_refused_by_name():
