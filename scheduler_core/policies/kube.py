@@ -40,6 +40,8 @@ class KubeScheduler(Policy):
                 break
             key, wl = item
             strategy, _ = self.score(wl)
+            if self.placed_as_gang(wl, strategy, scan, key):
+                continue
             sim.place_pods_individually(wl, strategy)
             if wl.pending <= 0:
                 scan.done(key)
@@ -49,6 +51,10 @@ class KubeScheduler(Policy):
                 # whatever the grace period), so the preemptor waits for the cycle their release requests
                 self.preempt_for(wl)
             scan.fail(key)
+
+    def placed_as_gang(self, wl: "Workload", strategy, scan, key) -> bool:
+        """Place ``wl`` as one gang and settle its scan entry (True), or leave it to pod-by-pod binding."""
+        return False
 
     # -- PostFilter: default preemption ------------------------------------------
     def preempt_for(self, wl: "Workload") -> bool:
@@ -111,28 +117,14 @@ class KubeWorkloadGangScheduler(KubeScheduler):
     def is_gang(wl: "Workload") -> bool:
         return wl.kind == "training" and wl.min_member > 1
 
-    def allocate(self) -> None:
-        sim = self.sim
-        scan = self.queue.scan(self.queue_order, self.pass_keys())
-        while True:
-            item = scan.next()
-            if item is None:
-                break
-            key, wl = item
-            strategy, _ = self.score(wl)
-            if self.is_gang(wl):
-                if self.place_gang(wl, strategy):
-                    scan.done(key) if wl.pending <= 0 else scan.keep(key)
-                else:
-                    scan.fail(key)
-                continue
-            sim.place_pods_individually(wl, strategy)
-            if wl.pending <= 0:
-                scan.done(key)
-                continue
-            if sim.cp.kube.preemption:
-                self.preempt_for(wl)
+    def placed_as_gang(self, wl: "Workload", strategy, scan, key) -> bool:
+        if not self.is_gang(wl):
+            return False
+        if self.place_gang(wl, strategy):
+            scan.done(key) if wl.pending <= 0 else scan.keep(key)
+        else:
             scan.fail(key)
+        return True
 
     def explain(self, wl: "Workload") -> str:
         if wl.pending <= 0 or not self.is_gang(wl) or wl.pods:

@@ -575,16 +575,10 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
                 reasons.append(f"flavor {f.name} doesn't match node affinity")
                 continue
             for r, a in sorted(need.items()):
-                if cq.quota(f.name, r) is None:
-                    reasons.append(f"resource {r} unavailable in ClusterQueue")
-                    break
-                room, most = self._room(cq, f.name, r)
-                if a > most + EPS:
-                    reasons.append(f"insufficient quota for {r} in flavor {f.name}, "
-                                   f"request > maximum capacity ({_q(a)} > {_q(most)})")
-                    break
-                if a > room + EPS:
-                    reasons.append(f"insufficient unused quota for {r} in flavor {f.name}, {_q(a - room)} more needed")
+                why = ("resource %s unavailable in ClusterQueue" % r if cq.quota(f.name, r) is None
+                       else self._quota_reason(cq, f.name, r, a))
+                if why:
+                    reasons.append(why)
                     break
             else:
                 if not self._topology_ok(wl, f.name):
@@ -603,15 +597,20 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
                 reasons.append(f"flavor {f.name} doesn't match node affinity")
                 continue
             for r, a in sorted(need.items()):
-                room, most = self._room(cq, f.name, r) if cq.quota(f.name, r) is not None else (0.0, 0.0)
-                if a > most + EPS:
-                    reasons.append(f"insufficient quota for {r} in flavor {f.name}, "
-                                   f"request > maximum capacity ({_q(a)} > {_q(most)})")
-                    break
-                if a > room + EPS:
-                    reasons.append(f"insufficient unused quota for {r} in flavor {f.name}, {_q(a - room)} more needed")
+                why = self._quota_reason(cq, f.name, r, a)
+                if why:
+                    reasons.append(why)
                     break
         return reasons
+
+    def _quota_reason(self, cq: ClusterQueueState, flavor: str, r: str, a: float) -> str | None:
+        """Kueue's words for why ``a`` of ``r`` does not fit ``flavor``'s quota (no quota: room 0), or None."""
+        room, most = self._room(cq, flavor, r) if cq.quota(flavor, r) is not None else (0.0, 0.0)
+        if a > most + EPS:
+            return f"insufficient quota for {r} in flavor {flavor}, request > maximum capacity ({_q(a)} > {_q(most)})"
+        if a > room + EPS:
+            return f"insufficient unused quota for {r} in flavor {flavor}, {_q(a - room)} more needed"
+        return None
 
     def _domain_fit(self, wl: "Workload", flavor: str) -> int:
         """Most pods of ``wl`` TAS finds room for: in one domain of a required level (node or rack),
