@@ -297,6 +297,7 @@ class VolcanoScheduler(QueuedPolicy):
         else:
             queues = {k[0] for k in self.new_keys}
             keys = [k for k in self.unqueued.buckets if k[0] in queues]
+        gate = _EnqueueGate(self, inq, committed)
         for key in sorted(keys, key=self._enqueue_order):
             # The bucket's jobs not yet Inqueue, in its FIFO order (the Inqueue ones are skipped as before).
             while (wl := self.unqueued.head(key)) is not None:
@@ -304,13 +305,10 @@ class VolcanoScheduler(QueuedPolicy):
                 if entry is None or entry[0] != key or wl.uid in self.inqueue:
                     self.unqueued.remove(wl)  # left the scheduler queue meanwhile: not a job to enqueue
                     continue
-                if self._enqueue_rejection(wl, inq, committed) is not None:
+                if gate.blocked(wl, key):
                     break  # queue or cluster full for this shape: later ones are no smaller
                 self._join_inqueue(wl)
-                minimum = self._need(wl.group.floor() if wl.group is not None else [(wl, wl.min_member)])
-                add_into(inq[wl.queue], minimum)
-                if committed is not None:
-                    add_into(committed, minimum)
+                gate.joined(wl)
 
     def score(self, wl: "Workload") -> tuple[str, str | None]:
         if wl.topology_required is not None:
@@ -612,3 +610,57 @@ class VolcanoScheduler(QueuedPolicy):
             origin = sim.unschedulable(m, siblings_fill=True, wording="unavailable")
             msg += f". Origin reason is {m.name}-{len(m.pods) + k}: {origin}"
         return msg
+
+
+class _EnqueueGate:
+    """One enqueue action's JobEnqueueable check as a yes/no (the same comparisons as
+    :meth:`VolcanoScheduler._enqueue_rejection`, without wording a rejection nobody reads): the cluster's
+    overcommitted size computed once, a queue's allocated + inqueue once until a job joins it, and a
+    plain job's minimum once per bucket (its request and minMember are part of the bucket's key)."""
+
+    def __init__(self, policy: VolcanoScheduler, inq: dict[str, dict[str, float]],
+                 committed: dict[str, float] | None) -> None:
+        self.policy, self.inq, self.committed = policy, inq, committed
+        self.plugins = policy.cfg.plugins
+        self.idle = scaled(policy.sim.capacity_total, policy.cfg.overcommit_factor)
+        self.taken: dict[str, dict[str, float]] = {}
+        self.minima: dict = {}
+
+    def minimum(self, wl: "Workload", key) -> dict[str, float]:
+        if wl.group is not None:
+            return self.policy._need(wl.group.floor())
+        m = self.minima.get(key)
+        if m is None:
+            m = self.minima[key] = scaled(wl.request.share, wl.min_member)
+        return m
+
+    def blocked(self, wl: "Workload", key) -> bool:
+        minimum = self.minimum(wl, key)
+        for plugin in self.plugins:
+            if plugin == "overcommit":
+                if _exceeds(self.committed, minimum, self.idle):
+                    return True
+            elif plugin in ("proportion", "capacity"):
+                q = wl.queue
+                taken = self.taken.get(q)
+                if taken is None:
+                    taken = self.taken[q] = add_into(dict(self.policy._used(q)), self.inq[q])
+                if _exceeds(taken, minimum, self.policy.real[q]):
+                    return True
+        return False
+
+    def joined(self, wl: "Workload") -> None:
+        """``wl`` became Inqueue: its minimum now counts in its queue's and the cluster's inqueue."""
+        minimum = self.policy._need(wl.group.floor() if wl.group is not None else [(wl, wl.min_member)])
+        add_into(self.inq[wl.queue], minimum)
+        self.taken.pop(wl.queue, None)
+        if self.committed is not None:
+            add_into(self.committed, minimum)
+
+
+def _exceeds(used: dict[str, float], need: dict[str, float], bound: dict[str, float]) -> bool:
+    """Whether :func:`~scheduler_core.resources.exceeded` would name any resource."""
+    for r, a in need.items():
+        if a > 0 and used.get(r, 0.0) + a > bound.get(r, INF) + EPS:
+            return True
+    return False
