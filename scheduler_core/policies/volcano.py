@@ -70,7 +70,8 @@ class VolcanoScheduler(QueuedPolicy):
         self._inq_cache: dict[str, dict[str, float]] = {}
         self._inq_dirty: set[str] = set(self.queues)
         self._deserved_input: tuple | None = None
-        self._key_order: dict = {}
+        self._key_order: dict[int, tuple] = {}  # by the id of a bucket's key: keys are interned, kept for the run
+        self._minima: dict[int, dict[str, float]] = {}  # a plain job's minimum, by the id of its bucket's key
         self.real = {n: self._real_capability(q) for n, q in self.queues.items()}
         self._demand: dict[str, dict[str, float]] | None = None  # this session's demand, not yet water-filled
         self._deserved: dict[str, dict[str, float]] = {q: {} for q in self.queues}
@@ -279,9 +280,9 @@ class VolcanoScheduler(QueuedPolicy):
         return None
 
     def _enqueue_order(self, key) -> tuple:
-        order = self._key_order.get(key)
+        order = self._key_order.get(id(key))
         if order is None:
-            order = self._key_order[key] = (key[0], -key[1], str(key[2:]))
+            order = self._key_order[id(key)] = (key[0], -key[1], str(key[2:]))
         return order
 
     def admit(self) -> None:
@@ -326,14 +327,16 @@ class VolcanoScheduler(QueuedPolicy):
     def allocate(self) -> None:
         gang = "gang" in self.plugins
         gated = "enqueue" in self.actions
-        by_queue: dict[str, list] = {}
+        by_queue: dict[str, tuple[list, list]] = {}
+        head_of = self.queue.head
         for key in self.pass_keys():
-            if gated:
-                head = self.queue.head(key)
-                if head is None or head.uid not in self.inqueue:
-                    continue  # a job not Inqueue is not allocated: its bucket would fail at once
-            by_queue.setdefault(key[0], []).append(key)
-        scans = {q: self.queue.scan(self.queue_order, keys) for q, keys in by_queue.items()}
+            head = head_of(key)
+            if head is None or (gated and head.uid not in self.inqueue):
+                continue  # an empty bucket is not scanned; a job not Inqueue is not allocated: it would fail at once
+            keys, heads = by_queue.setdefault(key[0], ([], []))
+            keys.append(key)
+            heads.append(head)
+        scans = {q: self.queue.scan(self.queue_order, keys, heads) for q, (keys, heads) in by_queue.items()}
         # Only the queue allocated to changes its share and its scan: the others' are kept across steps.
         order = {q: (-self.queues[q].priority, self._share(q), q) for q in scans if scans[q].has_next()}
         while order:
@@ -616,22 +619,23 @@ class _EnqueueGate:
     """One enqueue action's JobEnqueueable check as a yes/no (the same comparisons as
     :meth:`VolcanoScheduler._enqueue_rejection`, without wording a rejection nobody reads): the cluster's
     overcommitted size computed once, a queue's allocated + inqueue once until a job joins it, and a
-    plain job's minimum once per bucket (its request and minMember are part of the bucket's key)."""
+    plain job's minimum once per bucket for the run (its request and minMember are part of the bucket's
+    key, an interned object the queues keep: its id names it)."""
 
     def __init__(self, policy: VolcanoScheduler, inq: dict[str, dict[str, float]],
                  committed: dict[str, float] | None) -> None:
         self.policy, self.inq, self.committed = policy, inq, committed
-        self.plugins = policy.cfg.plugins
+        self.plugins = [p for p in policy.cfg.plugins if p in ("overcommit", "proportion", "capacity")]
         self.idle = scaled(policy.sim.capacity_total, policy.cfg.overcommit_factor)
         self.taken: dict[str, dict[str, float]] = {}
-        self.minima: dict = {}
+        self.minima = policy._minima
 
     def minimum(self, wl: "Workload", key) -> dict[str, float]:
         if wl.group is not None:
             return self.policy._need(wl.group.floor())
-        m = self.minima.get(key)
+        m = self.minima.get(id(key))
         if m is None:
-            m = self.minima[key] = scaled(wl.request.share, wl.min_member)
+            m = self.minima[id(key)] = scaled(wl.request.share, wl.min_member)
         return m
 
     def blocked(self, wl: "Workload", key) -> bool:
@@ -640,7 +644,7 @@ class _EnqueueGate:
             if plugin == "overcommit":
                 if _exceeds(self.committed, minimum, self.idle):
                     return True
-            elif plugin in ("proportion", "capacity"):
+            else:  # proportion or capacity
                 q = wl.queue
                 taken = self.taken.get(q)
                 if taken is None:
