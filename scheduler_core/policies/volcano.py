@@ -72,7 +72,11 @@ class VolcanoScheduler(QueuedPolicy):
         self._deserved_input: tuple | None = None
         self._key_order: dict[int, tuple] = {}  # by the id of a bucket's key: keys are interned, kept for the run
         self._minima: dict[int, dict[str, float]] = {}  # a plain job's minimum, by the id of its bucket's key
+        # A plain job's bucket enqueue last rejected, by the id of its key: the cluster's committed resources
+        # and the queue's allocated + inqueue it was rejected against (the check's only other inputs).
+        self._rejected: dict[int, tuple] = {}
         self.real = {n: self._real_capability(q) for n, q in self.queues.items()}
+        self._weights = {n: float(q.weight) for n, q in self.queues.items()}
         self._demand: dict[str, dict[str, float]] | None = None  # this session's demand, not yet water-filled
         self._deserved: dict[str, dict[str, float]] = {q: {} for q in self.queues}
 
@@ -198,7 +202,7 @@ class VolcanoScheduler(QueuedPolicy):
 
     def _water_fill(self, demand: dict[str, dict[str, float]]) -> None:
         sim = self.sim
-        weights = {n: float(q.weight) for n, q in self.queues.items()}
+        weights = self._weights
         self._deserved = {n: {} for n in self.queues}
         for r in set(sim.capacity_total).union(*demand.values()):
             caps = {n: min(demand[n].get(r, 0.0), self.real[n].get(r, INF)) for n in self.queues}
@@ -639,18 +643,25 @@ class _EnqueueGate:
         return m
 
     def blocked(self, wl: "Workload", key) -> bool:
+        q = wl.queue
+        taken = self.taken.get(q)
+        if taken is None:
+            taken = self.taken[q] = add_into(dict(self.policy._used(q)), self.inq[q])
+        plain = wl.group is None
+        if plain:  # a plain job's minimum is its bucket's: rejected against equal inputs, rejected again
+            last = self.policy._rejected.get(id(key))
+            if last is not None and last[1] == taken and last[0] == self.committed:
+                return True
         minimum = self.minimum(wl, key)
         for plugin in self.plugins:
             if plugin == "overcommit":
-                if _exceeds(self.committed, minimum, self.idle):
-                    return True
-            else:  # proportion or capacity
-                q = wl.queue
-                taken = self.taken.get(q)
-                if taken is None:
-                    taken = self.taken[q] = add_into(dict(self.policy._used(q)), self.inq[q])
-                if _exceeds(taken, minimum, self.policy.real[q]):
-                    return True
+                if not _exceeds(self.committed, minimum, self.idle):
+                    continue
+            elif not _exceeds(taken, minimum, self.policy.real[q]):  # proportion or capacity
+                continue
+            if plain:
+                self.policy._rejected[id(key)] = (None if self.committed is None else dict(self.committed), dict(taken))
+            return True
         return False
 
     def joined(self, wl: "Workload") -> None:
