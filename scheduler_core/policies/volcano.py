@@ -75,6 +75,9 @@ class VolcanoScheduler(QueuedPolicy):
         # A plain job's bucket enqueue last rejected, by the id of its key: the cluster's committed resources
         # and the queue's allocated + inqueue it was rejected against (the check's only other inputs).
         self._rejected: dict[int, tuple] = {}
+        # A queue's allocated as proportion counts it (a releasing, terminating pod is in none): the port's
+        # own method, bound once - it is asked for on every step.
+        self._used = sim.queue_allocated
         self.real = {n: self._real_capability(q) for n, q in self.queues.items()}
         self._weights = {n: float(q.weight) for n, q in self.queues.items()}
         self._demand: dict[str, dict[str, float]] | None = None  # this session's demand, not yet water-filled
@@ -153,9 +156,6 @@ class VolcanoScheduler(QueuedPolicy):
         return need
 
     # -- shares -------------------------------------------------------------------
-    def _used(self, q: str) -> dict[str, float]:
-        return self.sim.queue_allocated(q)  # proportion's allocated: a releasing (terminating) pod is in none
-
     def _real_capability(self, q) -> dict[str, float]:
         """cluster - every queue's guarantee + this queue's guarantee, capped by its capability."""
         total = self.sim.capacity_total
