@@ -92,8 +92,11 @@ class ShapeQueue:
     def keys(self) -> list[Hashable]:
         return list(self.buckets)
 
-    def scan(self, order: Callable[["Workload"], tuple], keys: list[Hashable] | None = None) -> "Scan":
-        return Scan(self, order, self.keys() if keys is None else keys)
+    def scan(self, order: Callable[["Workload"], tuple], keys: list[Hashable] | None = None,
+             heads: list["Workload"] | None = None) -> "Scan":
+        """A pass over ``keys`` (default every bucket); ``heads``: each key's :meth:`head`, when the caller
+        has just looked them up."""
+        return Scan(self, order, self.keys() if keys is None else keys, heads)
 
     def waiting_requests(self) -> list[tuple["DeviceRequest", str | None]]:
         """The distinct (request, node group) shapes at the head of the live buckets."""
@@ -110,13 +113,18 @@ class Scan:
     ``fail(key)`` (the shape does not fit: skip the bucket for this pass).
     """
 
-    def __init__(self, q: ShapeQueue, order: Callable[["Workload"], tuple], keys: list[Hashable]) -> None:
+    def __init__(self, q: ShapeQueue, order: Callable[["Workload"], tuple], keys: list[Hashable],
+                 heads: list["Workload"] | None = None) -> None:
         self.q = q
         self.order = order
         self.heap: list = []
         self._seq = itertools.count()  # heap tie-breaker (the heapq docs' idiom): keys are never compared
-        for key in keys:
-            self._push(key)
+        if heads is None:
+            for key in keys:
+                self._push(key)
+        else:  # the same entries _push would make, from heads already looked up
+            for key, wl in zip(keys, heads):
+                heapq.heappush(self.heap, (order(wl), next(self._seq), key))
 
     def _push(self, key: Hashable) -> None:
         wl = self.q.head(key)
@@ -313,7 +321,7 @@ class Policy(ControlPlanePolicy):
         if not sim.quick_fit(wl, floor):
             return False
         nodes = self.placed_domain(wl, level)
-        plan = sim.plan(wl, need, strategy, level, nodes) if sim.quick_fit(wl, need) else None
+        plan = sim.plan(wl, need, strategy, level, nodes) if need == floor or sim.quick_fit(wl, need) else None
         if plan is None and floor < need:
             plan = sim.plan(wl, floor, strategy, level, nodes)  # elastic gang: start with minMember
         if plan is None:

@@ -64,28 +64,45 @@ class KaiScheduler(QueuedPolicy):
         for q in self.cfg.queues:
             self.children.setdefault(q.parent, []).append(q.name)
         self.leaves = [q.name for q in self.cfg.queues if q.name not in self.children]
-        self.fair: dict[str, dict[str, float]] = {q: {} for q in self.qspec}
+        self._fair: dict[str, dict[str, float]] = {q: {} for q in self.qspec}
+        self._leaf_demand: dict[str, dict[str, float]] | None = None  # this session's, not yet divided
+        self._params: dict[tuple[str, str], tuple[float, float, float]] = {}
         self._non_preemptible: dict[str, dict[str, float]] | None = None
         self._fair_input: tuple | None = None
 
     def _param(self, name: str, r: str) -> tuple[float, float, float]:
-        """(quota, over_quota_weight, limit) of queue ``name`` for resource ``r``."""
-        q = self.qspec[name]
-        if r == GPU:
-            return q.quota, q.over_quota_weight, q.limit
-        host = q.cpu if r == CPU else q.memory
-        return host.quota, host.over_quota_weight, host.limit
+        """(quota, over_quota_weight, limit) of queue ``name`` for resource ``r`` (configuration: read once)."""
+        got = self._params.get((name, r))
+        if got is None:
+            q = self.qspec[name]
+            host = q if r == GPU else q.cpu if r == CPU else q.memory
+            got = self._params[(name, r)] = (host.quota, host.over_quota_weight, host.limit)
+        return got
 
     # -- fair share ---------------------------------------------------------------
     def compute_fair_share(self) -> None:
+        """Take the leaves' demand (allocation plus pending pods) for this session; the fair share follows
+        from it when first read (:attr:`fair`) - many sessions read none of it."""
         sim = self.sim
-        leaf = {q: add_into(dict(sim.queue_usage.get(q, {})), sim.queue_pending.get(q, {})) for q in self.leaves}
+        self._leaf_demand = {q: add_into(dict(sim.queue_usage.get(q, {})), sim.queue_pending.get(q, {}))
+                             for q in self.leaves}
+
+    @property
+    def fair(self) -> dict[str, dict[str, float]]:
+        """Per queue and resource, the fair share of this session's demand."""
+        if self._leaf_demand is not None:
+            leaf, self._leaf_demand = self._leaf_demand, None
+            self._divide(leaf)
+        return self._fair
+
+    def _divide(self, leaf: dict[str, dict[str, float]]) -> None:
+        sim = self.sim
         # The division depends only on the leaves' demand: unchanged since the last pass, so is the fair share.
         stamp = tuple((q, tuple(sorted(d.items()))) for q, d in leaf.items())
         if stamp == self._fair_input:
             return
         self._fair_input = stamp
-        self.fair = {q: {} for q in self.qspec}
+        self._fair = {q: {} for q in self.qspec}
         for r in DIMENSIONS:
             demand: dict[str, float] = {}
 
@@ -124,7 +141,7 @@ class KaiScheduler(QueuedPolicy):
             if left <= 1e-12:
                 break
         for n in names:
-            self.fair[n][r] = share[n]
+            self._fair[n][r] = share[n]
             if n in self.children:
                 self._split(r, demand, self.children[n], share[n])
 
@@ -258,8 +275,10 @@ class KaiScheduler(QueuedPolicy):
         non-preemptible job, within quota)."""
         q, need = wl.queue, self._need(wl)
         preemptible = wl.priority < PREEMPTIBLE_BELOW
+        # A preemptible job's check never reads the non-preemptible allocation: no walk of every pod for it.
+        non_preemptible = {} if preemptible else self._non_preemptible_alloc().get(q, {})
         if not can_reclaim_resources(self.sim.queue_usage.get(q, {}), need, self.fair[q], preemptible,
-                                     self._non_preemptible_alloc().get(q, {}), self._shares(q, "deserved")):
+                                     non_preemptible, self._shares(q, "deserved")):
             return False
         return preemptible or self._over_quota(wl, need) is None  # the ancestors' quotas too
 

@@ -70,8 +70,16 @@ class VolcanoScheduler(QueuedPolicy):
         self._inq_cache: dict[str, dict[str, float]] = {}
         self._inq_dirty: set[str] = set(self.queues)
         self._deserved_input: tuple | None = None
-        self._key_order: dict = {}
+        self._key_order: dict[int, tuple] = {}  # by the id of a bucket's key: keys are interned, kept for the run
+        self._minima: dict[int, dict[str, float]] = {}  # a plain job's minimum, by the id of its bucket's key
+        # A plain job's bucket enqueue last rejected, by the id of its key: the cluster's committed resources
+        # and the queue's allocated + inqueue it was rejected against (the check's only other inputs).
+        self._rejected: dict[int, tuple] = {}
+        # A queue's allocated as proportion counts it (a releasing, terminating pod is in none): the port's
+        # own method, bound once - it is asked for on every step.
+        self._used = sim.queue_allocated
         self.real = {n: self._real_capability(q) for n, q in self.queues.items()}
+        self._weights = {n: float(q.weight) for n, q in self.queues.items()}
         self._demand: dict[str, dict[str, float]] | None = None  # this session's demand, not yet water-filled
         self._deserved: dict[str, dict[str, float]] = {q: {} for q in self.queues}
 
@@ -148,9 +156,6 @@ class VolcanoScheduler(QueuedPolicy):
         return need
 
     # -- shares -------------------------------------------------------------------
-    def _used(self, q: str) -> dict[str, float]:
-        return self.sim.queue_allocated(q)  # proportion's allocated: a releasing (terminating) pod is in none
-
     def _real_capability(self, q) -> dict[str, float]:
         """cluster - every queue's guarantee + this queue's guarantee, capped by its capability."""
         total = self.sim.capacity_total
@@ -197,7 +202,7 @@ class VolcanoScheduler(QueuedPolicy):
 
     def _water_fill(self, demand: dict[str, dict[str, float]]) -> None:
         sim = self.sim
-        weights = {n: float(q.weight) for n, q in self.queues.items()}
+        weights = self._weights
         self._deserved = {n: {} for n in self.queues}
         for r in set(sim.capacity_total).union(*demand.values()):
             caps = {n: min(demand[n].get(r, 0.0), self.real[n].get(r, INF)) for n in self.queues}
@@ -279,9 +284,9 @@ class VolcanoScheduler(QueuedPolicy):
         return None
 
     def _enqueue_order(self, key) -> tuple:
-        order = self._key_order.get(key)
+        order = self._key_order.get(id(key))
         if order is None:
-            order = self._key_order[key] = (key[0], -key[1], str(key[2:]))
+            order = self._key_order[id(key)] = (key[0], -key[1], str(key[2:]))
         return order
 
     def admit(self) -> None:
@@ -297,6 +302,7 @@ class VolcanoScheduler(QueuedPolicy):
         else:
             queues = {k[0] for k in self.new_keys}
             keys = [k for k in self.unqueued.buckets if k[0] in queues]
+        gate = _EnqueueGate(self, inq, committed)
         for key in sorted(keys, key=self._enqueue_order):
             # The bucket's jobs not yet Inqueue, in its FIFO order (the Inqueue ones are skipped as before).
             while (wl := self.unqueued.head(key)) is not None:
@@ -304,13 +310,10 @@ class VolcanoScheduler(QueuedPolicy):
                 if entry is None or entry[0] != key or wl.uid in self.inqueue:
                     self.unqueued.remove(wl)  # left the scheduler queue meanwhile: not a job to enqueue
                     continue
-                if self._enqueue_rejection(wl, inq, committed) is not None:
+                if gate.blocked(wl, key):
                     break  # queue or cluster full for this shape: later ones are no smaller
                 self._join_inqueue(wl)
-                minimum = self._need(wl.group.floor() if wl.group is not None else [(wl, wl.min_member)])
-                add_into(inq[wl.queue], minimum)
-                if committed is not None:
-                    add_into(committed, minimum)
+                gate.joined(wl)
 
     def score(self, wl: "Workload") -> tuple[str, str | None]:
         if wl.topology_required is not None:
@@ -328,14 +331,16 @@ class VolcanoScheduler(QueuedPolicy):
     def allocate(self) -> None:
         gang = "gang" in self.plugins
         gated = "enqueue" in self.actions
-        by_queue: dict[str, list] = {}
+        by_queue: dict[str, tuple[list, list]] = {}
+        head_of = self.queue.head
         for key in self.pass_keys():
-            if gated:
-                head = self.queue.head(key)
-                if head is None or head.uid not in self.inqueue:
-                    continue  # a job not Inqueue is not allocated: its bucket would fail at once
-            by_queue.setdefault(key[0], []).append(key)
-        scans = {q: self.queue.scan(self.queue_order, keys) for q, keys in by_queue.items()}
+            head = head_of(key)
+            if head is None or (gated and head.uid not in self.inqueue):
+                continue  # an empty bucket is not scanned; a job not Inqueue is not allocated: it would fail at once
+            keys, heads = by_queue.setdefault(key[0], ([], []))
+            keys.append(key)
+            heads.append(head)
+        scans = {q: self.queue.scan(self.queue_order, keys, heads) for q, (keys, heads) in by_queue.items()}
         # Only the queue allocated to changes its share and its scan: the others' are kept across steps.
         order = {q: (-self.queues[q].priority, self._share(q), q) for q in scans if scans[q].has_next()}
         while order:
@@ -612,3 +617,65 @@ class VolcanoScheduler(QueuedPolicy):
             origin = sim.unschedulable(m, siblings_fill=True, wording="unavailable")
             msg += f". Origin reason is {m.name}-{len(m.pods) + k}: {origin}"
         return msg
+
+
+class _EnqueueGate:
+    """One enqueue action's JobEnqueueable check as a yes/no (the same comparisons as
+    :meth:`VolcanoScheduler._enqueue_rejection`, without wording a rejection nobody reads): the cluster's
+    overcommitted size computed once, a queue's allocated + inqueue once until a job joins it, and a
+    plain job's minimum once per bucket for the run (its request and minMember are part of the bucket's
+    key, an interned object the queues keep: its id names it)."""
+
+    def __init__(self, policy: VolcanoScheduler, inq: dict[str, dict[str, float]],
+                 committed: dict[str, float] | None) -> None:
+        self.policy, self.inq, self.committed = policy, inq, committed
+        self.plugins = [p for p in policy.cfg.plugins if p in ("overcommit", "proportion", "capacity")]
+        self.idle = scaled(policy.sim.capacity_total, policy.cfg.overcommit_factor)
+        self.taken: dict[str, dict[str, float]] = {}
+        self.minima = policy._minima
+
+    def minimum(self, wl: "Workload", key) -> dict[str, float]:
+        if wl.group is not None:
+            return self.policy._need(wl.group.floor())
+        m = self.minima.get(id(key))
+        if m is None:
+            m = self.minima[id(key)] = scaled(wl.request.share, wl.min_member)
+        return m
+
+    def blocked(self, wl: "Workload", key) -> bool:
+        q = wl.queue
+        taken = self.taken.get(q)
+        if taken is None:
+            taken = self.taken[q] = add_into(dict(self.policy._used(q)), self.inq[q])
+        plain = wl.group is None
+        if plain:  # a plain job's minimum is its bucket's: rejected against equal inputs, rejected again
+            last = self.policy._rejected.get(id(key))
+            if last is not None and last[1] == taken and last[0] == self.committed:
+                return True
+        minimum = self.minimum(wl, key)
+        for plugin in self.plugins:
+            if plugin == "overcommit":
+                if not _exceeds(self.committed, minimum, self.idle):
+                    continue
+            elif not _exceeds(taken, minimum, self.policy.real[q]):  # proportion or capacity
+                continue
+            if plain:
+                self.policy._rejected[id(key)] = (None if self.committed is None else dict(self.committed), dict(taken))
+            return True
+        return False
+
+    def joined(self, wl: "Workload") -> None:
+        """``wl`` became Inqueue: its minimum now counts in its queue's and the cluster's inqueue."""
+        minimum = self.policy._need(wl.group.floor() if wl.group is not None else [(wl, wl.min_member)])
+        add_into(self.inq[wl.queue], minimum)
+        self.taken.pop(wl.queue, None)
+        if self.committed is not None:
+            add_into(self.committed, minimum)
+
+
+def _exceeds(used: dict[str, float], need: dict[str, float], bound: dict[str, float]) -> bool:
+    """Whether :func:`~scheduler_core.resources.exceeded` would name any resource."""
+    for r, a in need.items():
+        if a > 0 and used.get(r, 0.0) + a > bound.get(r, INF) + EPS:
+            return True
+    return False
