@@ -117,11 +117,11 @@ def kueue_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) ->
                 entries = []
                 for r in covered:  # every flavor of a group lists the group's covered resources, in the same order
                     quota = f.quotas.get(r)
-                    entry: dict = {"name": r, "nominalQuota": to_quantity(quota.nominal if quota else 0)}
+                    entry: dict = {"name": r, "nominalQuota": _kueue_quantity(r, quota.nominal if quota else 0)}
                     if quota is not None and quota.borrowing_limit is not None:
-                        entry["borrowingLimit"] = to_quantity(quota.borrowing_limit)
+                        entry["borrowingLimit"] = _kueue_quantity(r, quota.borrowing_limit)
                     if quota is not None and quota.lending_limit is not None:
-                        entry["lendingLimit"] = to_quantity(quota.lending_limit)
+                        entry["lendingLimit"] = _kueue_quantity(r, quota.lending_limit)
                     entries.append(entry)
                 flavor_specs.append({"name": f.name, "resources": entries})
             flavor_specs_by_group.append({"coveredResources": covered, "flavors": flavor_specs})
@@ -226,11 +226,20 @@ def _kueue_values(scenario: Scenario, workload_kinds) -> ExportFile:
                       values={"managerConfig": {"controllerManagerConfigYaml": to_yaml(kueue_manager_config(scenario, workload_kinds))}})
 
 
+def _gib_quantity(gib: float) -> str:
+    return f"{int(gib)}Gi" if float(gib).is_integer() else f"{round(gib * 1024)}Mi"
+
+
+def _kueue_quantity(resource: str, amount: float) -> int | str:
+    """A ClusterQueue quota: the scenario counts memory in GiB, Kubernetes a bare number in bytes. Written
+    bare, 192 GiB was a 192-byte quota, and the real Kueue then admitted nothing that asks memory
+    ("insufficient quota for memory in flavor default ... request (192Gi) > maximum capacity (384)")."""
+    return _gib_quantity(amount) if resource == "memory" else to_quantity(amount)
+
+
 def _volcano_resources(resources: dict[str, float]) -> dict:
     """A scenario's queue resources as a Volcano ResourceList (memory from GiB to a Gi quantity)."""
-    def memory(gib: float) -> str:
-        return f"{int(gib)}Gi" if float(gib).is_integer() else f"{round(gib * 1024)}Mi"
-    return {name: (memory(amount) if name == "memory" else to_quantity(amount)) for name, amount in resources.items()}
+    return {name: (_gib_quantity(amount) if name == "memory" else to_quantity(amount)) for name, amount in resources.items()}
 
 
 def _kai_resource(quota, per_unit: float = 1.0) -> dict:

@@ -65,10 +65,12 @@ def kueue_cluster_queue(obj: dict, flavor_groups: dict[str, list[str] | None]) -
                 where = f"spec.resourceGroups.{gi}.flavors.{fi}.resources.{ri}"
                 if "name" not in resource or "nominalQuota" not in resource:
                     raise ObjectInvalid(where, "needs name and nominalQuota")
-                quota = {"nominal": _quantity(resource["nominalQuota"], f"{where}.nominalQuota")}
+                # Kubernetes counts memory in bytes, the scenario in GiB.
+                scale = 1 / 2**30 if resource["name"] == "memory" else 1.0
+                quota = {"nominal": _quantity(resource["nominalQuota"], f"{where}.nominalQuota") * scale}
                 for key, field in (("borrowingLimit", "borrowing_limit"), ("lendingLimit", "lending_limit")):
                     if resource.get(key) is not None:
-                        quota[field] = _quantity(resource[key], f"{where}.{key}")
+                        quota[field] = _quantity(resource[key], f"{where}.{key}") * scale
                 entry["quotas"][resource["name"]] = quota
     if not flavors:
         raise ObjectInvalid("spec.resourceGroups", "no flavors")
