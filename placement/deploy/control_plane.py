@@ -43,14 +43,18 @@ def namespaces_file(scenario: Scenario) -> ExportFile:
                       objects=[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in names])
 
 
-def _flavor_labels(scenario: Scenario, plans: list[PoolPlan]) -> dict[str, dict[str, str]]:
-    """ResourceFlavor name -> nodeLabels; adds a flavor label to the pools a multi-pool flavor selects."""
+def flavor_labels(scenario: Scenario, plans: list[PoolPlan]) -> dict[str, dict[str, str]]:
+    """ResourceFlavor name -> nodeLabels; adds a flavor label to the pools a multi-pool flavor selects.
+    With Topology-Aware Scheduling a flavor over every pool names them too: Kueue's CRD refuses a flavor
+    with a topologyName and no nodeLabels ("at least one nodeLabel is required when topology is set")."""
     out: dict[str, dict[str, str]] = {}
     seen: dict[str, list[str] | None] = {}
     by_name = {p.name: p for p in plans}
-    for cq in scenario.stack.control_plane.kueue.cluster_queues:
+    kueue = scenario.stack.control_plane.kueue
+    every_pool = sorted(g.name for g in scenario.pool.node_groups) if kueue.topology_aware_scheduling else None
+    for cq in kueue.cluster_queues:
         for flavor in cq.flavors:
-            groups = sorted(flavor.node_groups) if flavor.node_groups else None
+            groups = sorted(flavor.node_groups) if flavor.node_groups else every_pool
             if flavor.name in seen and seen[flavor.name] != groups:
                 raise ExportError(f"ResourceFlavor {flavor.name!r} selects different node groups in different "
                                   "ClusterQueues; one flavor has one set of node labels")
@@ -66,6 +70,14 @@ def _flavor_labels(scenario: Scenario, plans: list[PoolPlan]) -> dict[str, dict[
                 by_name[g].labels[key] = "true"
             out[name] = {key: "true"}
     return out
+
+
+def _has_racks(scenario: Scenario) -> bool:
+    """Whether the Topology has a rack level: Kueue counts only nodes that carry every level's label as
+    topology domains, and the bundle asks operators for the rack label only on pools of several racks
+    (README), so a rack level over unracked pools left no domain at all (the real Kueue: "couldn't assign
+    flavors to pod set main: no topology domains at level: kubernetes.io/hostname")."""
+    return any(g.racks > 1 or g.rack for g in scenario.pool.node_groups)
 
 
 def resource_groups(flavors) -> list[tuple[list[str], list]]:
@@ -95,7 +107,7 @@ def kueue_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) ->
     kueue = scenario.stack.control_plane.kueue
     tas = kueue.topology_aware_scheduling
     flavors = []
-    for name, labels in _flavor_labels(scenario, plans).items():
+    for name, labels in flavor_labels(scenario, plans).items():
         spec: dict = {}
         if labels:
             spec["nodeLabels"] = labels
@@ -104,9 +116,11 @@ def kueue_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) ->
         flavors.append({"apiVersion": KUEUE, "kind": "ResourceFlavor", "metadata": _meta(name), "spec": spec})
     files = [ExportFile("kueue/resourceflavors.yaml", "manifests", objects=flavors, note="one flavor per node class")]
     if tas:
-        files.append(ExportFile("kueue/topology.yaml", "manifests", note="racks, then nodes (Topology-Aware Scheduling)", objects=[{
-            "apiVersion": KUEUE, "kind": "Topology", "metadata": _meta(kueue.topology_name),
-            "spec": {"levels": [{"nodeLabel": t.RACK_LABEL}, {"nodeLabel": t.HOSTNAME_LABEL}]}}]))
+        racks = _has_racks(scenario)
+        levels = ([{"nodeLabel": t.RACK_LABEL}] if racks else []) + [{"nodeLabel": t.HOSTNAME_LABEL}]
+        files.append(ExportFile("kueue/topology.yaml", "manifests",
+                                note=("racks, then nodes" if racks else "nodes") + " (Topology-Aware Scheduling)", objects=[{
+            "apiVersion": KUEUE, "kind": "Topology", "metadata": _meta(kueue.topology_name), "spec": {"levels": levels}}]))
 
     cluster_queues, cohorts = [], []
     for cq in kueue.cluster_queues:

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from placement.deploy import export_scenario
+from placement.deploy.control_plane import flavor_labels
 from placement.deploy.data_plane import pool_plans
 from placement.deploy.localplane.kube import Kube, KubeError
 from placement.deploy.localplane.plane import KWOK_NODE_ANNOTATION
@@ -101,7 +102,9 @@ class Trial:
 def kwok_nodes(scenario: Scenario) -> list[dict]:
     """One fake Node per simulator node: its pool's labels and what the simulator's node advertises."""
     plans = {p.name: p for p in pool_plans(scenario)}
-    export_scenario(scenario)  # adds multi-pool flavor labels to the plans as the export does
+    # The label a Kueue flavor over several pools selects, added to those pools' plans as the export adds
+    # it to its own (exporting the scenario here labelled other plan objects, and the nodes went without).
+    flavor_labels(scenario, list(plans.values()))
     nodes = []
     for group in scenario.pool.node_groups:
         plan = plans[group.name]
