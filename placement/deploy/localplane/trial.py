@@ -104,7 +104,8 @@ def kwok_nodes(scenario: Scenario) -> list[dict]:
     plans = {p.name: p for p in pool_plans(scenario)}
     # The label a Kueue flavor over several pools selects, added to those pools' plans as the export adds
     # it to its own (exporting the scenario here labelled other plan objects, and the nodes went without).
-    flavor_labels(scenario, list(plans.values()))
+    if scenario.stack.control_plane.kueue is not None:
+        flavor_labels(scenario, list(plans.values()))
     nodes = []
     for group in scenario.pool.node_groups:
         plan = plans[group.name]
