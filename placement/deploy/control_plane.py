@@ -229,7 +229,33 @@ def kueue_manager_config(scenario: Scenario, workload_kinds=()) -> dict:
                                       "requeuingStrategy": strategy}
     if kueue.fair_sharing:
         config["fairSharing"] = {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
+    excluded = _uncovered_hami_resources(scenario)
+    if excluded:
+        config["resources"] = {"excludeResourcePrefixes": excluded}
     return config
+
+
+# HAMi's per-pod resources beside nvidia.com/gpu (workloads.HAMI_RESOURCES), longest first so a prefix
+# never hides a covered longer name.
+HAMI_POD_RESOURCES = ("nvidia.com/gpumem-percentage", "nvidia.com/gpucores", "nvidia.com/gpumem")
+
+
+def _uncovered_hami_resources(scenario: Scenario) -> list[str]:
+    """HAMi resources the pods may ask that no ClusterQueue covers. The simulator's Kueue ignores a
+    resource no queue covers; the real one refuses the workload ("couldn't assign flavors to pod set main:
+    resource nvidia.com/gpucores unavailable in ClusterQueue", seen on the local plane) unless the
+    manager's resources.excludeResourcePrefixes names it (quotaCheckStrategy: IgnoreUndeclared would say
+    it for all, but is behind a feature gate in Kueue v0.19.2)."""
+    stack = scenario.stack
+    planes = [stack.data_plane, *[stack.data_plane_for(g.name) for g in scenario.pool.node_groups]]
+    if not any(dp.mechanism == "hami" for dp in planes):
+        return []
+    covered = {r for cq in stack.control_plane.kueue.cluster_queues for f in cq.flavors for r in f.quotas}
+    out = []
+    for name in HAMI_POD_RESOURCES:
+        if name not in covered and not any(c.startswith(name) for c in covered):
+            out.append(name)
+    return out
 
 
 def _kueue_values(scenario: Scenario, workload_kinds) -> ExportFile:
