@@ -44,14 +44,18 @@ def namespaces_file(scenario: Scenario) -> ExportFile:
                       objects=[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in names])
 
 
-def _flavor_labels(scenario: Scenario, plans: list[PoolPlan]) -> dict[str, dict[str, str]]:
-    """ResourceFlavor name -> nodeLabels; adds a flavor label to the pools a multi-pool flavor selects."""
+def flavor_labels(scenario: Scenario, plans: list[PoolPlan]) -> dict[str, dict[str, str]]:
+    """ResourceFlavor name -> nodeLabels; adds a flavor label to the pools a multi-pool flavor selects.
+    With Topology-Aware Scheduling a flavor over every pool names them too: Kueue's CRD refuses a flavor
+    with a topologyName and no nodeLabels ("at least one nodeLabel is required when topology is set")."""
     out: dict[str, dict[str, str]] = {}
     seen: dict[str, list[str] | None] = {}
     by_name = {p.name: p for p in plans}
-    for cq in scenario.stack.control_plane.kueue.cluster_queues:
+    kueue = scenario.stack.control_plane.kueue
+    every_pool = sorted(g.name for g in scenario.pool.node_groups) if kueue.topology_aware_scheduling else None
+    for cq in kueue.cluster_queues:
         for flavor in cq.flavors:
-            groups = sorted(flavor.node_groups) if flavor.node_groups else None
+            groups = sorted(flavor.node_groups) if flavor.node_groups else every_pool
             if flavor.name in seen and seen[flavor.name] != groups:
                 raise ExportError(f"ResourceFlavor {flavor.name!r} selects different node groups in different "
                                   "ClusterQueues; one flavor has one set of node labels")
@@ -69,11 +73,19 @@ def _flavor_labels(scenario: Scenario, plans: list[PoolPlan]) -> dict[str, dict[
     return out
 
 
+def _has_racks(scenario: Scenario) -> bool:
+    """Whether the Topology has a rack level: Kueue counts only nodes that carry every level's label as
+    topology domains, and the bundle asks operators for the rack label only on pools of several racks
+    (README), so a rack level over unracked pools left no domain at all (the real Kueue: "couldn't assign
+    flavors to pod set main: no topology domains at level: kubernetes.io/hostname")."""
+    return any(g.racks > 1 or g.rack for g in scenario.pool.node_groups)
+
+
 def kueue_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) -> list[ExportFile]:
     kueue = scenario.stack.control_plane.kueue
     tas = kueue.topology_aware_scheduling
     flavors = []
-    for name, labels in _flavor_labels(scenario, plans).items():
+    for name, labels in flavor_labels(scenario, plans).items():
         spec: dict = {}
         if labels:
             spec["nodeLabels"] = labels
@@ -82,9 +94,11 @@ def kueue_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) ->
         flavors.append({"apiVersion": KUEUE, "kind": "ResourceFlavor", "metadata": _meta(name), "spec": spec})
     files = [ExportFile("kueue/resourceflavors.yaml", "manifests", objects=flavors, note="one flavor per node class")]
     if tas:
-        files.append(ExportFile("kueue/topology.yaml", "manifests", note="racks, then nodes (Topology-Aware Scheduling)", objects=[{
-            "apiVersion": KUEUE, "kind": "Topology", "metadata": _meta(kueue.topology_name),
-            "spec": {"levels": [{"nodeLabel": t.RACK_LABEL}, {"nodeLabel": t.HOSTNAME_LABEL}]}}]))
+        racks = _has_racks(scenario)
+        levels = ([{"nodeLabel": t.RACK_LABEL}] if racks else []) + [{"nodeLabel": t.HOSTNAME_LABEL}]
+        files.append(ExportFile("kueue/topology.yaml", "manifests",
+                                note=("racks, then nodes" if racks else "nodes") + " (Topology-Aware Scheduling)", objects=[{
+            "apiVersion": KUEUE, "kind": "Topology", "metadata": _meta(kueue.topology_name), "spec": {"levels": levels}}]))
 
     cluster_queues, cohorts = [], []
     for cq in kueue.cluster_queues:
@@ -197,7 +211,33 @@ def kueue_manager_config(scenario: Scenario, workload_kinds=()) -> dict:
                                       "requeuingStrategy": strategy}
     if kueue.fair_sharing:
         config["fairSharing"] = {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
+    excluded = _uncovered_hami_resources(scenario)
+    if excluded:
+        config["resources"] = {"excludeResourcePrefixes": excluded}
     return config
+
+
+# HAMi's per-pod resources beside nvidia.com/gpu (workloads.HAMI_RESOURCES), longest first so a prefix
+# never hides a covered longer name.
+HAMI_POD_RESOURCES = ("nvidia.com/gpumem-percentage", "nvidia.com/gpucores", "nvidia.com/gpumem")
+
+
+def _uncovered_hami_resources(scenario: Scenario) -> list[str]:
+    """HAMi resources the pods may ask that no ClusterQueue covers. The simulator's Kueue ignores a
+    resource no queue covers; the real one refuses the workload ("couldn't assign flavors to pod set main:
+    resource nvidia.com/gpucores unavailable in ClusterQueue", seen on the local plane) unless the
+    manager's resources.excludeResourcePrefixes names it (quotaCheckStrategy: IgnoreUndeclared would say
+    it for all, but is behind a feature gate in Kueue v0.19.2)."""
+    stack = scenario.stack
+    planes = [stack.data_plane, *[stack.data_plane_for(g.name) for g in scenario.pool.node_groups]]
+    if not any(dp.mechanism == "hami" for dp in planes):
+        return []
+    covered = {r for cq in stack.control_plane.kueue.cluster_queues for f in cq.flavors for r in f.quotas}
+    out = []
+    for name in HAMI_POD_RESOURCES:
+        if name not in covered and not any(c.startswith(name) for c in covered):
+            out.append(name)
+    return out
 
 
 def _kueue_values(scenario: Scenario, workload_kinds) -> ExportFile:

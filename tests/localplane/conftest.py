@@ -1,9 +1,9 @@
 """One local control plane for the whole session (tests marked `controlplane`): started once, each
 test cleans what it created. Ports: ATLAS_CONTROLPLANE_PORT_BASE (default placement.deploy.localplane.plane).
 
-The whole-plane tests run when ATLAS_CONTROLPLANE_TESTS=1: kube-apiserver, the controller-manager and
-the scheduler had not finished their first build when this was written, so the plane has not yet been
-seen to start end to end (docs/controlplane.md, "Status"). The failure-mode tests always run."""
+The whole-plane tests run when ATLAS_CONTROLPLANE_TESTS=1: they need the binaries built by
+controlplane/build.sh (hours on a cold machine) and take minutes; docs/controlplane.md ("Status") records
+the last run. The failure-mode tests always run."""
 
 from __future__ import annotations
 

@@ -49,3 +49,19 @@ def test_a_pytorchjob_gang_becomes_one_job_of_all_its_pods():
         "pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": {"containers": []}}},
                                 "Worker": {"replicas": 3, "template": {"spec": {"containers": []}}}}}})
     assert job["kind"] == "Job" and job["spec"]["parallelism"] == 4 and job["spec"]["template"]["spec"]["restartPolicy"] == "Never"
+
+
+def test_a_gangs_workload_and_pod_group_go_in_beside_its_job_and_are_not_judged_as_workloads():
+    """The trial judged every object of a workload file as a workload: the Workload API's Workload and
+    PodGroup came out as two more results with no pods, which the simulator knows nothing of."""
+    from placement.deploy.localplane.trial import bundle_workloads, observe
+    from tests.localplane.gang_stack import gang_stack
+
+    class NoObjects:  # a plane on which nothing has happened yet
+        def list(self, *args, **kwargs):
+            return []
+
+    _, export = gang_stack()
+    items = bundle_workloads(export)
+    assert {o["kind"] for _, o in items} == {"Workload", "PodGroup", "Job"}
+    assert [(r.kind, r.name) for r in observe(NoObjects(), items)] == [("Job", "pretrain-team-1")]

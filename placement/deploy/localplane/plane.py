@@ -27,6 +27,7 @@ from typing import Callable
 
 import yaml
 
+from placement.deploy import targets as t
 from placement.deploy.localplane.kube import Kube
 
 REPO = Path(__file__).resolve().parents[3]
@@ -46,6 +47,15 @@ EXTRA_CRDS = ("kubeflow-trainer/v1.9.4/kubeflow.org_pytorchjobs.yaml", "jobset/v
 # Kueue integrations turned on beside the chart's defaults (the bundles' PyTorchJobs).
 KUEUE_EXTRA_FRAMEWORKS = ("kubeflow.org/pytorchjob",)
 KUEUE_METRICS_CERTS = "/etc/kueue/metrics/certs"
+# Kubernetes 1.37's Workload API (scheduling.k8s.io/v1beta1 Workload and PodGroup, pods'
+# spec.schedulingGroup): the GenericWorkload gate is beta but off by default, and a beta API group is
+# served only when --runtime-config names it. With the gate on, kube-scheduler's default profile adds the
+# GangScheduling plugin (pkg/scheduler/apis/config/v1/default_plugins.go), which leaves pods without a
+# schedulingGroup alone. On for every plane, not only for bundles that carry PodGroups: the plane is shared
+# by a session's trials, and with the gate off the API server drops a pod's schedulingGroup silently
+# (pkg/api/pod/util.go dropDisabledSchedulingGroup), so a gang would run one pod at a time unnoticed.
+WORKLOAD_API_GATES = f"{t.WORKLOAD_API_GATE}=true"
+WORKLOAD_API_RUNTIME_CONFIG = f"{t.WORKLOAD_API_VERSION}=true"
 DEFAULT_PORT_BASE = 47100
 READY_TIMEOUT = float(os.environ.get("ATLAS_CONTROLPLANE_READY_TIMEOUT", "180"))
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kueue")
@@ -325,6 +335,7 @@ class LocalPlane:
             f"--service-account-key-file={c.sa_pub}", f"--service-account-signing-key-file={c.sa_key}",
             "--service-account-issuer=https://kubernetes.default.svc", "--service-cluster-ip-range=10.96.0.0/16",
             "--authorization-mode=AlwaysAllow",
+            f"--feature-gates={WORKLOAD_API_GATES}", f"--runtime-config={WORKLOAD_API_RUNTIME_CONFIG}",
             # No kubelets: pods need no service-account token mounted.
             "--disable-admission-plugins=ServiceAccount", "--endpoint-reconciler-type=none"])
         self._wait(proc, self.kube.healthy, "ready")
@@ -333,12 +344,12 @@ class LocalPlane:
         c, p = self.certs, self.ports
         proc = self._spawn("kube-controller-manager", [
             str(exe), *self._serving_flags(p.controller_manager), f"--service-account-private-key-file={c.sa_key}",
-            f"--root-ca-file={c.ca}", "--node-monitor-grace-period=60s"])
+            f"--root-ca-file={c.ca}", "--node-monitor-grace-period=60s", f"--feature-gates={WORKLOAD_API_GATES}"])
         self._wait(proc, lambda: self._https_ok(p.controller_manager, "/healthz"), "healthy")
 
     def _start_kube_scheduler(self, exe: Path) -> None:
         p = self.ports
-        proc = self._spawn("kube-scheduler", [str(exe), *self._serving_flags(p.scheduler)])
+        proc = self._spawn("kube-scheduler", [str(exe), *self._serving_flags(p.scheduler), f"--feature-gates={WORKLOAD_API_GATES}"])
         self._wait(proc, lambda: self._https_ok(p.scheduler, "/healthz"), "healthy")
 
     def _start_kwok(self, exe: Path) -> None:

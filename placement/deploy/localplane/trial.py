@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from placement.deploy import export_scenario
+from placement.deploy.control_plane import flavor_labels
 from placement.deploy.data_plane import pool_plans
 from placement.deploy.localplane.kube import Kube, KubeError
 from placement.deploy.localplane.plane import KWOK_NODE_ANNOTATION
@@ -27,10 +28,21 @@ HAMI_CORES_PER_GPU = 100  # HAMi's nvidia.com/gpucores: percent of one card
 QUIET_SECONDS = 6.0
 SETTLE_TIMEOUT = 120.0
 WORKLOAD_GAP = 1.05
+NAMESPACE_GONE_TIMEOUT = 60.0
 PROBE_HORIZON = "10m"  # the simulator's instant: every example submitted at 0, observed shortly after
 PROBE_DURATION = "1000h"  # long enough that nothing finishes before the instant
 KUEUE = "kueue.x-k8s.io/v1beta2"
 POOL_LABEL = "placement-atlas.io/pool"
+# Objects a workload file carries beside its workload, which have no pods of their own: a DRA claim
+# template, and the Workload API's Workload and PodGroup a kube-scheduler gang's pods name.
+COMPANIONS = {("resource.k8s.io", "ResourceClaimTemplate"), ("scheduling.k8s.io", "Workload"),
+              ("scheduling.k8s.io", "PodGroup")}
+
+
+def is_companion(obj: dict) -> bool:
+    return (obj.get("apiVersion", "").split("/")[0], obj.get("kind")) in COMPANIONS
+
+
 # kinds whose pods no controller of the plane creates (their operators are not part of it)
 NO_CONTROLLER = {"PyTorchJob": "the training operator", "LeaderWorkerSet": "LWS", "JobSet": "JobSet"}
 
@@ -90,7 +102,10 @@ class Trial:
 def kwok_nodes(scenario: Scenario) -> list[dict]:
     """One fake Node per simulator node: its pool's labels and what the simulator's node advertises."""
     plans = {p.name: p for p in pool_plans(scenario)}
-    export_scenario(scenario)  # adds multi-pool flavor labels to the plans as the export does
+    # The label a Kueue flavor over several pools selects, added to those pools' plans as the export adds
+    # it to its own (exporting the scenario here labelled other plan objects, and the nodes went without).
+    if scenario.stack.control_plane.kueue is not None:
+        flavor_labels(scenario, list(plans.values()))
     nodes = []
     for group in scenario.pool.node_groups:
         plan = plans[group.name]
@@ -148,9 +163,11 @@ def apply_bundle(kube: Kube, export, workloads: list[tuple[str, dict]] | None = 
         if f.kind == "manifests" and not f.path.startswith("workloads/"):
             for obj in f.objects:
                 _apply(kube, f.path, obj, rejected)
-    for i, (path, obj) in enumerate(bundle_workloads(export) if workloads is None else workloads):
-        if i and obj["kind"] != "ResourceClaimTemplate":
+    applied_one = False
+    for path, obj in bundle_workloads(export) if workloads is None else workloads:
+        if applied_one and not is_companion(obj):
             time.sleep(WORKLOAD_GAP)
+        applied_one |= not is_companion(obj)
         _apply(kube, path, obj, rejected)
     return rejected
 
@@ -188,7 +205,7 @@ def observe(kube: Kube, workloads: list[tuple[str, dict]]) -> list[WorkloadResul
     results = []
     for path, obj in workloads:
         if True:
-            if obj["kind"] == "ResourceClaimTemplate":
+            if is_companion(obj):
                 continue
             meta = obj["metadata"]
             ns, name = meta.get("namespace", "default"), meta["name"]
@@ -319,5 +336,19 @@ def clean(kube: Kube, scenario: Scenario, export=None, workloads: list[dict] | N
         for name in group.node_names():
             kube.delete("v1", "Node", name)
     ns_file = export.file("namespaces.yaml")
-    for obj in (ns_file.objects if ns_file else []):
-        kube.delete("v1", "Namespace", obj["metadata"]["name"])
+    names = [obj["metadata"]["name"] for obj in (ns_file.objects if ns_file else [])]
+    for name in names:
+        kube.delete("v1", "Namespace", name)
+    # A namespace lingers while the namespace controller empties it, and refuses new objects meanwhile
+    # ("unable to create new content in namespace ... because it is being terminated"): the next trial of
+    # a bundle with the same namespaces waits until they are gone.
+    deadline = time.monotonic() + NAMESPACE_GONE_TIMEOUT
+    for name in names:
+        while time.monotonic() < deadline:
+            try:
+                kube.get("v1", "Namespace", name)
+            except KubeError as exc:
+                if exc.code == 404:
+                    break
+                raise
+            time.sleep(0.5)
