@@ -226,6 +226,8 @@ def clear() -> None:
     cache.clear()
     _front.clear()
     forget()
+    with _SERVED_LOCK:
+        _SERVED.clear()
 
 
 def _page_key(request, scope: str) -> str:
@@ -355,8 +357,25 @@ class ContentETagMiddleware(ConditionalGetMiddleware):
         return super().process_response(request, response)
 
 
+_SERVED: OrderedDict = OrderedDict()  # ETag -> first served, this process' latest few in front of the cache
+_SERVED_LOCK = threading.Lock()
+_SERVED_KEEP = 4096
+
+
 def _first_served(etag: str) -> float:
     """When this content was first served (kept in the cache under its ETag): the latest moment it
     can have changed, so it is the Last-Modified of a page drawn from a stack, run or decision,
-    whose state has no single timestamp (a run's progress, a stack's runs and name)."""
-    return cache.get_or_set("atlas:served:" + etag.strip('"'), time.time(), None)
+    whose state has no single timestamp (a run's progress, a stack's runs and name). A content's
+    first moment never changes, so each process keeps the ones it has seen and asks the shared cache
+    only for a new ETag (every request of a repeat view would otherwise pay a Redis round trip)."""
+    with _SERVED_LOCK:
+        seen = _SERVED.get(etag)
+        if seen is not None:
+            _SERVED.move_to_end(etag)
+            return seen
+    seen = cache.get_or_set("atlas:served:" + etag.strip('"'), time.time(), None)
+    with _SERVED_LOCK:
+        _SERVED[etag] = seen
+        while len(_SERVED) > _SERVED_KEEP:
+            _SERVED.popitem(last=False)
+    return seen
