@@ -20,13 +20,18 @@ CHROMIUM = "/usr/bin/chromium"
 def main(url: str, runs: int) -> None:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"], headless=True)
-        times, bundles = [], []
+        times, bundles, parts = [], [], []
         for _ in range(runs):
             context = browser.new_context(viewport={"width": 1440, "height": 900})
             page = context.new_page()
             page.goto(url.rstrip("/") + "/map/")
             page.wait_for_selector("#layer-map-figure.js-plotly-plot[data-rendered=true]", timeout=60_000)
             times.append(page.evaluate("performance.now()"))
+            parts.append(page.evaluate(
+                """() => { const n = performance.getEntriesByType('navigation')[0];
+                           const p = performance.getEntriesByType('resource').find(e => e.name.includes('plotly'));
+                           return [n.responseEnd, p ? p.responseEnd : 0, n.domContentLoadedEventStart]; }"""
+            ))
             bundles = page.evaluate(
                 """() => performance.getEntriesByType('resource').filter(e => e.name.includes('plotly'))
                       .map(e => [e.name.split('/').pop(), e.transferSize, e.decodedBodySize])"""
@@ -34,6 +39,9 @@ def main(url: str, runs: int) -> None:
             context.close()
         browser.close()
     print(f"first plot of /map/ (ms, cold cache): {[round(t) for t in times]}, median {round(statistics.median(times))}")
+    html, script, ready = (round(statistics.median(p[i] for p in parts)) for i in range(3))
+    print(f"  medians: HTML received {html} ms, plotly.js received {script} ms, DOMContentLoaded {ready} ms "
+          f"(plotly.js parsed and run before it), figure drawn {round(statistics.median(times)) - ready} ms after")
     for name, transfer, body in bundles:
         print(f"  {name}: {transfer:,} bytes transferred, {body:,} bytes decoded")
 
