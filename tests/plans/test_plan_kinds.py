@@ -107,7 +107,9 @@ def test_an_appwrapper_stack_exports_an_appwrapper_around_an_indexed_job_of_the_
     assert pod["containers"][0]["resources"]["requests"] == _container_requests(plan)
     assert not any(k.startswith("kueue.x-k8s.io/") for k in job["metadata"].get("labels", {}))
     # A kube-scheduler gang's Workload names the wrapped Job as the pods' controller, and the pods its PodGroup.
-    for gang in _gang_objects(export):
+    gangs = _gang_objects(export)
+    assert sorted(g["kind"] for g in gangs) == (["PodGroup", "Workload"] if w.pod_group is not None else [])
+    for gang in gangs:
         if gang["kind"] == "Workload":
             assert gang["spec"]["controllerRef"] == {"apiGroup": "batch", "kind": "Job", "name": job["metadata"]["name"]}
         else:
