@@ -31,8 +31,10 @@ def collected(tmp_path):
 
 def test_the_map_loads_a_hashed_compressed_plotly_bundle_cached_for_a_year(client, collected):
     html = client.get("/map/").content.decode()
-    scripts = re.findall(r'<script src="([^"]+)"', html)
+    # fetched at once (preload) and run after the server-drawn first frame is painted
+    scripts = re.findall(r'<link rel="preload" as="script" href="([^"]+)"', html)
     plotly = [s for s in scripts if "plotly" in s]
+    assert f'plotlySrc = "{plotly[0]}"' in html
     assert plotly and re.fullmatch(r"/static/vendor/plotly/plotly-basic\.min\.[0-9a-f]{12}\.js", plotly[0]), scripts
     response = client.get(plotly[0], HTTP_ACCEPT_ENCODING="gzip")
     assert response.status_code == 200

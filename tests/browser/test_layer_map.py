@@ -199,3 +199,27 @@ def test_the_default_inference_stack_overlay_draws_advertise_bind_and_allocate(p
     for point in ("Advertise", "Bind", "Allocate"):
         expect(labels.filter(has_text=re.compile(rf"^{point}$"))).to_have_count(1)
     expect(page.locator("#layer-map-figure .legendtext", has_text="Allocate contract")).to_have_count(1)
+
+
+def test_the_map_is_on_screen_and_clickable_before_plotly_runs_and_plotly_replaces_it(page, browser, live_server):
+    # Without JavaScript (or while plotly.js loads) the server-drawn first frame is the map.
+    for width, shown in ((1440, "wide"), (375, "narrow")):
+        context = browser.new_context(base_url=live_server.url, viewport={"width": width, "height": 900}, java_script_enabled=False)
+        bare = context.new_page()
+        bare.goto("/map/")
+        frame = bare.locator(f"#layer-map-figure .map-first-frame.{shown}")
+        expect(frame).to_be_visible()
+        expect(bare.locator("#layer-map-figure .map-first-frame:visible")).to_have_count(1)
+        expect(frame.locator("text", has_text=re.compile(r"^Kueue$"))).to_be_visible()
+        assert bare.evaluate("document.documentElement.scrollWidth") <= width
+        frame.locator('a[href="/projects/kueue/"]').click()
+        bare.wait_for_url("**/projects/kueue/")
+        context.close()
+    # With JavaScript, plotly draws the interactive figure in the frame's place, at the same height.
+    page.set_viewport_size({"width": 1440, "height": 900})
+    html = page.request.get(f"{live_server.url}/map/").text()
+    frame_height = int(re.search(r'class="map-first-frame wide" style="position:relative;height:(\d+)px', html).group(1))
+    page.goto("/map/")
+    wait_for_map(page)
+    expect(page.locator("#layer-map-figure .map-first-frame")).to_have_count(0)
+    assert page.locator("#layer-map-figure").evaluate("e => e.offsetHeight") == frame_height

@@ -10,10 +10,12 @@ from __future__ import annotations
 from django import forms
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.clickjacking import xframe_options_exempt
 
 from placement.access.decorators import embed_read_required, read_required
 from placement.catalog.map_figure import layer_map_figure
+from placement.catalog.map_frame import first_frame
 from placement.catalog.page_cache import catalog_page
 from placement.catalog.schemas import CncfStatus
 from placement.catalog.selectors.catalog import catalog_vocabulary
@@ -90,7 +92,10 @@ def _map_context(request) -> dict:
 
 def _figures(data) -> dict:
     """The map drawn wide and as one column for phones; the page's script picks by its width."""
-    return {"figure": layer_map_figure(data), "figure_narrow": layer_map_figure(data, narrow=True)}
+    wide, narrow = layer_map_figure(data), layer_map_figure(data, narrow=True)
+    # the first frame: the same figures as static SVG, shown with the HTML until plotly has drawn
+    frame = mark_safe(first_frame(wide, "wide") + first_frame(narrow, "narrow"))  # noqa: S308 (escaped by map_frame)
+    return {"figure": wide, "figure_narrow": narrow, "frame": frame}
 
 
 def _without_view(query: str) -> str:
