@@ -151,6 +151,9 @@ class Workload:
         self.submit = submit
         self.created = submit - getattr(spec, "created_early", 0.0)  # creation can precede arrival
         self.priority = spec.priority
+        # what kube-scheduler sees (activeQ order, PostFilter preemption): the pods' PriorityClass. Under Kueue
+        # the priority is a WorkloadPriorityClass, which never reaches the pods (0; set by the simulation).
+        self.pod_priority = spec.priority
         self.pods_total = pods_total
         self.min_member = min_member
         self.full_count = pods_total  # what the workload asks for; Kueue partial admission may run fewer

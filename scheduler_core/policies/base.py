@@ -159,8 +159,8 @@ class Scan:
 
 
 def kube_order(wl: "Workload") -> tuple:
-    """kube-scheduler activeQ: higher priority first, then earlier creation."""
-    return (-wl.priority, wl.enqueued_at, wl.seq)
+    """kube-scheduler activeQ: higher (pod) priority first, then earlier creation."""
+    return (-wl.pod_priority, wl.enqueued_at, wl.seq)
 
 
 class ControlPlanePolicy:

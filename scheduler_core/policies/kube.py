@@ -63,14 +63,14 @@ class KubeScheduler(Policy):
         req = wl.request
         if req.kind != "count" or wl.nominated_until > sim.now:
             return False
-        if not sim.running_priorities or min(sim.running_priorities) >= wl.priority:
+        if not sim.running_priorities or min(sim.running_priorities) >= wl.pod_priority:
             return False  # nothing of lower priority is running anywhere
         best = None
         for node in sim.candidate_nodes(wl):
             victims = self._victims(node, wl)
             if victims is None:
                 continue
-            key = (max(v.wl.priority for v in victims), len(victims), node.index)
+            key = (max(v.wl.pod_priority for v in victims), len(victims), node.index)
             if best is None or key < best[0]:
                 best = (key, victims)
         if best is None:
@@ -88,10 +88,10 @@ class KubeScheduler(Policy):
         probe = self.sim.eviction_probe(wl, 1, [node])
         if probe.fits():
             return None  # fits already; not a preemption case
-        lower = [p for p in node.pods if p.wl.priority < wl.priority and p.state in ("running", "bound")
+        lower = [p for p in node.pods if p.wl.pod_priority < wl.pod_priority and p.state in ("running", "bound")
                  and (any(c.resource == req.resource for c in p.contexts)
                       or (req.cpu and p.wl.request.cpu) or (req.host_gib and p.wl.request.host_gib))]
-        lower.sort(key=lambda p: (p.wl.priority, -p.bound_at, -p.uid))
+        lower.sort(key=lambda p: (p.wl.pod_priority, -p.bound_at, -p.uid))
         out = []
         for p in lower:
             out.append(p)
@@ -111,7 +111,7 @@ class KubeWorkloadGangScheduler(KubeScheduler):
     with PostFilter preemption; workload-aware preemption of whole PodGroups is not modelled."""
 
     def key(self, wl: "Workload"):
-        return (wl.priority, wl.shape(), wl.pods_total, wl.min_member)
+        return (wl.pod_priority, wl.shape(), wl.pods_total, wl.min_member)
 
     @staticmethod
     def is_gang(wl: "Workload") -> bool:
@@ -140,7 +140,7 @@ class CoschedulingScheduler(Policy):
     name = "coscheduling"
 
     def key(self, wl: "Workload"):
-        return (wl.priority, wl.shape(), wl.pods_total, wl.min_member)
+        return (wl.pod_priority, wl.shape(), wl.pods_total, wl.min_member)
 
     def score(self, wl: "Workload") -> tuple[str, str | None]:
         """Topology-aware placement when the workload asks for it, else kube-scheduler's scoring."""

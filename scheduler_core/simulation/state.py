@@ -206,11 +206,16 @@ class ClusterState(Environment):
         self.index = CapacityIndex()
         self._eligible_cache: dict[str | None, list[Node]] = {}
         self._eligible_state: dict[str, bool] = {}
-        self.running_priorities: dict[int, int] = {}  # priority -> bound pods (cheap preemption pre-check)
+        self.running_priorities: dict[int, int] = {}  # pod priority -> bound pods (cheap preemption pre-check)
         for n in self.nodes:
             self.refresh_node(n)
         # -- workloads
         self.workloads: list[Workload] = expand_workloads(scenario)
+        if scenario.stack.control_plane.admission == "kueue":
+            # The export writes priorities as Kueue WorkloadPriorityClasses (admission order and Kueue's own
+            # preemption); pods carry no PriorityClass, so kube-scheduler orders and preempts them at 0.
+            for wl in self.workloads:
+                wl.pod_priority = 0
         self.tenants = {t.name: t for t in scenario.tenant_list()}
         self.grid = LatencyGrid(self.params.latency_grid_per_decade)
         self.services: dict[int, ServiceState] = {}

@@ -4,7 +4,7 @@ differential generator. No processes."""
 from pathlib import Path
 
 from placement.deploy.localplane.scenarios import gang_as_job, generate, workload_objects
-from placement.deploy.localplane.trial import kwok_nodes, probe_scenario
+from placement.deploy.localplane.trial import WORKLOAD_GAP, kwok_nodes, probe_scenario, simulator_answer
 from scheduler_core import load_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"
@@ -23,11 +23,24 @@ def test_kwok_nodes_advertise_the_gpus_mig_instances_and_hami_slots_the_simulato
     assert hami[0]["metadata"]["labels"].get("gpu") == "on"
 
 
-def test_the_simulators_instant_submits_one_of_each_example_at_once_and_nothing_finishes():
+def test_the_simulators_instant_submits_one_of_each_example_as_the_trial_does_and_nothing_finishes():
     scenario = load_scenario(SCENARIOS / "starved-tenant-kueue.yaml")
-    probe = probe_scenario(scenario, {"a-train", "b-finetune"})
+    probe = probe_scenario(scenario, ["b-finetune", "a-train"])
     assert [w.name for w in probe.workloads] == ["a-train", "b-finetune"]
-    assert all(w.count == 1 and w.arrival.at == 0 for w in probe.workloads)
+    assert all(w.count == 1 for w in probe.workloads)
+    # the trial creates them in this order, WORKLOAD_GAP apart: the simulator submits them the same way
+    assert {w.name: w.arrival.at for w in probe.workloads} == {"b-finetune": 0, "a-train": WORKLOAD_GAP}
+
+
+def test_the_simulator_sees_the_workloads_arrive_in_the_trials_order_not_all_at_once():
+    # Seed 29 of the differential check: q0 (nominal 0) borrows 2 of q2's 3 GPUs for d29-j0, created
+    # first; then d29-j2 (priority 100, 3 GPUs, q1 may borrow 3) finds 1 left. Real Kueue admitted j0 and
+    # left j2 ("insufficient unused quota ... 2 more needed"); submitted all at once, the simulator
+    # ordered j2 first by priority and admitted it instead.
+    scenario = generate(29)
+    answers = simulator_answer(scenario, [o["metadata"]["name"] for o in workload_objects(scenario)])
+    assert answers["d29-j0"].start == 0
+    assert answers["d29-j2"].start is None and "2 more needed" in answers["d29-j2"].pending_reason
 
 
 def test_the_generator_is_seeded_and_every_workload_becomes_an_object_gangs_as_whole_jobs():

@@ -174,3 +174,24 @@ def test_a_preempted_pods_replacement_queues_behind_pods_created_before_it():
                   "stack": {"control_plane": {"scheduler": "kube-default"}}, "workloads": docs})
     assert [(e.t, e.kind, e.workload) for e in r.events.entries] == [
         (0.0, "bind", "w1"), (20.0, "preempt", "w1-0"), (50.0, "bind", "urgent"), (3650.0, "bind", "w2")]
+
+
+def test_under_kueue_pods_carry_no_priority_so_kube_scheduler_deletes_nothing():
+    # The export states a workload's priority as a Kueue WorkloadPriorityClass (the kueue.x-k8s.io/
+    # priority-class label), which orders admission and Kueue's preemption only; the pods get no
+    # PriorityClass, so kube-scheduler sees priority 0 everywhere. Differential seed 33 on the real plane:
+    # Kueue admitted a priority-100 job by borrowing, kube-scheduler left its pod pending ("No preemption
+    # victims found for incoming pod"); the simulator used to delete the priority-0 job's pod for it.
+    groups = [{"name": "n", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 4}]
+    cq = {"name": "q", "cohort": "org", "flavors": [{"name": "f", "node_groups": ["n"], "quotas": {"nvidia.com/gpu": {"nominal": 8}}}]}
+    docs = [{"kind": "batch", "name": "low", "tenant": "q", "workers": 1, "gpus_per_worker": 3, "priority": 0,
+             "duration": "10h", "arrival": {"at": 0}},
+            {"kind": "batch", "name": "high", "tenant": "q", "workers": 1, "gpus_per_worker": 2, "priority": 100,
+             "duration": "1h", "arrival": {"at": 60}}]
+    r = simulate({"name": "kueue", "horizon": "2h", "pool": {"node_groups": groups},
+                  "stack": {"control_plane": {"scheduler": "kube-default", "admission": "kueue", "kueue": {"cluster_queues": [cq]}}},
+                  "tenants": [{"name": "q", "queue": "q"}], "workloads": docs})
+    assert [e for e in r.events.entries if e.kind == "preempt"] == []
+    high = next(w for w in r.workloads if w.name == "high")
+    assert high.state == "admitted" and high.start is None
+    assert high.pending_reason.startswith("0/1 nodes are available: 1 Insufficient nvidia.com/gpu.")

@@ -237,26 +237,30 @@ def observe(kube: Kube, workloads: list[tuple[str, dict]]) -> list[WorkloadResul
 
 
 # --- the simulator's answer -------------------------------------------------------------------
-def probe_scenario(scenario: Scenario, names: set[str]) -> Scenario:
-    """The scenario with only the exported example workloads, one each, all submitted at 0 and running
-    long past the instant observed."""
+def probe_scenario(scenario: Scenario, names: list[str]) -> Scenario:
+    """The scenario with only the exported example workloads, one each, running long past the instant
+    observed; `names` in the order the trial creates them, and each submitted when the trial creates it
+    (WORKLOAD_GAP apart). Submitted all at once, Kueue's order of a cycle's heads (priority first) would
+    decide which of two contenders gets the last quota, where the plane admitted the first created."""
+    order = {name: i for i, name in enumerate(dict.fromkeys(names))}
     doc = scenario.model_dump(mode="json", exclude_none=True)
     workloads = []
     for w in doc["workloads"]:
-        if w["name"] not in names:
+        if w["name"] not in order:
             continue
+        at = round(order[w["name"]] * WORKLOAD_GAP, 3)
         if w.get("kind") == "inference":
-            w.update(start=0, stop=None)
+            w.update(start=at, stop=None)
             w.pop("stop", None)
         else:
-            w.update(count=1, arrival={"at": 0}, duration={"dist": "choice", "values": [PROBE_DURATION]}, created_early=0)
+            w.update(count=1, arrival={"at": at}, duration={"dist": "choice", "values": [PROBE_DURATION]}, created_early=0)
         workloads.append(w)
     doc["workloads"] = workloads
     doc["horizon"] = PROBE_HORIZON
     return parse_scenario(doc, source="probe")
 
 
-def simulator_answer(scenario: Scenario, names: set[str]) -> dict[str, object]:
+def simulator_answer(scenario: Scenario, names: list[str]) -> dict[str, object]:
     from scheduler_core.simulation import ClusterSimulation
 
     probe = probe_scenario(scenario, names)
@@ -316,7 +320,7 @@ def try_scenario(kube: Kube, scenario: Scenario, *, export=None, workloads: list
     settled = settle(kube, namespaces)
     results = observe(kube, items)
     say("running the simulator on the same workloads")
-    judge(results, simulator_answer(scenario, {r.name for r in results}))
+    judge(results, simulator_answer(scenario, [r.name for r in results]))
     return Trial(scenario.name, len(nodes), rejected, results, settled)
 
 

@@ -214,7 +214,7 @@ class BindingPhase:
         self.running_pods += 1
         self._tenant_alloc_add(wl.tenant, pod.equiv)
         add_into(self.queue_usage.setdefault(wl.queue, {}), req.share)
-        self.running_priorities[wl.priority] = self.running_priorities.get(wl.priority, 0) + 1
+        self.running_priorities[wl.pod_priority] = self.running_priorities.get(wl.pod_priority, 0) + 1
         if wl.kind == "inference":
             pod.state = "running"
             self._settle(ctxs, affected)

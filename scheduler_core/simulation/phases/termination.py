@@ -37,9 +37,9 @@ class TerminationPhase:
         self.full_pass = True
         self._tenant_alloc_add(wl.tenant, -pod.equiv)
         add_into(self.queue_usage[wl.queue], wl.request.share, -1.0)
-        self.running_priorities[wl.priority] -= 1
-        if not self.running_priorities[wl.priority]:
-            del self.running_priorities[wl.priority]
+        self.running_priorities[wl.pod_priority] -= 1
+        if not self.running_priorities[wl.pod_priority]:
+            del self.running_priorities[wl.pod_priority]
         if pod in wl.pods:
             wl.pods.remove(pod)
         pod.state = "gone"
