@@ -13,10 +13,10 @@ from placement.deploy.bundle import Export, ExportFile, to_yaml
 from placement.deploy.control_plane import control_plane_files
 from placement.deploy.data_plane import data_plane_files, pool_plans
 from placement.deploy.frameworks import OPERATORS
-from placement.deploy.workloads import workload_files
+from placement.deploy.workloads import priority_class_file, workload_files
 from scheduler_core.scenario import Scenario
 
-APPLY_ORDER = ["namespaces.yaml", "gpu-operator/", "hami/", "dra/", "training-operator/", "kube-scheduler/", "kueue/",
+APPLY_ORDER = ["namespaces.yaml", "priorityclasses.yaml", "gpu-operator/", "hami/", "dra/", "training-operator/", "kube-scheduler/", "kueue/",
                "volcano/", "kai/", "coscheduling/", "workloads/"]
 # Namespaces that exist on every cluster, or that the chart installs create (helm --create-namespace).
 _PRESENT = {"default", "kube-system"}
@@ -70,6 +70,9 @@ def export_scenario(scenario: Scenario, *, stack_name: str | None = None, projec
     files += data_plane_files(scenario, plans)
     files += control_plane_files(scenario, plans, kinds)  # may add flavor labels to the pool plans
     files += workloads
+    priorities = priority_class_file(scenario)
+    if priorities:
+        files.append(priorities)
     _chart_owned(files)
     if plan is not None:
         _plan_settings(files, plan)

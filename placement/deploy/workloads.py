@@ -110,6 +110,8 @@ class _Pod:
         container: dict = {"name": "main", "image": SERVING_IMAGE if isinstance(spec, InferenceWorkload) else TRAINING_IMAGE,
                            "resources": resources}
         self.pod_spec: dict = {"schedulerName": scheduler}
+        if pod_priority_class(scenario, spec):
+            self.pod_spec["priorityClassName"] = pod_priority_class(scenario, spec)
         if spec.node_group:
             self.pod_spec["nodeSelector"] = {t.POOL_LABEL: spec.node_group}
         if claim_template:
@@ -125,6 +127,28 @@ class _Pod:
         if self.annotations:
             meta["annotations"] = dict(self.annotations)
         return {"metadata": meta, "spec": spec}
+
+
+def pod_priority_class(scenario: Scenario, spec) -> str | None:
+    """The PriorityClass a workload's pods name: without Kueue, kube-scheduler (activeQ order, PostFilter
+    preemption) and Volcano read the pods' priority, so a non-zero priority becomes one. Under Kueue the
+    priority is a WorkloadPriorityClass (the queue-name's companion label) and pods carry none, so that
+    kube-scheduler never preempts around Kueue's quota; the simulator models both the same way."""
+    if scenario.stack.control_plane.admission == "kueue" or not spec.priority:
+        return None
+    return priority_class(spec.priority)
+
+
+def priority_class_file(scenario: Scenario) -> ExportFile | None:
+    """scheduling.k8s.io/v1 PriorityClasses for the priorities the pods name (created before them)."""
+    values = sorted({w.priority for w in scenario.workloads if pod_priority_class(scenario, w)})
+    if not values:
+        return None
+    return ExportFile("priorityclasses.yaml", "manifests", note="the workloads' priorities, as their pods name them",
+                      objects=[{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                "metadata": {"name": priority_class(v)}, "value": v, "globalDefault": False,
+                                "preemptionPolicy": "PreemptLowerPriority",
+                                "description": f"Workloads of priority {v} in the Atlas plan"} for v in values])
 
 
 def _quantity(value: float):
@@ -259,6 +283,7 @@ def _workload_object(scenario: Scenario, spec, klass: str, pod: _Pod, namespace:
     if klass == "VolcanoJob":
         return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": meta, "spec": {
             "schedulerName": "volcano", "queue": pod.queue, "minAvailable": min_member, "maxRetry": backoff,
+            **({"priorityClassName": pod.pod_spec["priorityClassName"]} if "priorityClassName" in pod.pod_spec else {}),
             "tasks": [{"name": "worker", "replicas": workers, "template": pod.template("Never")}]}}
     if klass == "RayJob":
         head = _headless(pod)

@@ -5,7 +5,7 @@ integrations on, and the trial must too, or the Deployment's pods run ungated be
 from scheduler_core.scenario import load_scenario
 
 from placement.deploy import export_scenario
-from placement.deploy.services.trial import kueue_manager_config
+from placement.deploy.localplane.trial import bundle_kueue_config
 from tests.scheduler_core.conftest import SCENARIOS  # the folder of the built-in scenarios
 
 
@@ -13,7 +13,7 @@ def test_the_trial_starts_kueue_with_the_bundles_integrations_and_settings():
     scenario = load_scenario(SCENARIOS / "starved-tenant-kueue.yaml")
     export = export_scenario(scenario)
     kinds = {o["kind"] for f in export.files if f.path.startswith("workloads/") for o in f.objects}
-    config = kueue_manager_config(export)
+    config = bundle_kueue_config(export)
     assert config is not None, "the trial would start Kueue with the chart's defaults"
     frameworks = set(config["integrations"]["frameworks"])
     assert "Deployment" in kinds  # b-search, the tenant's inference service

@@ -9,7 +9,7 @@ import pytest
 
 from placement.deploy import export_scenario
 from placement.deploy.localplane.scenarios import generate, workload_objects
-from placement.deploy.localplane.trial import clean, try_scenario
+from placement.deploy.localplane.trial import bundle_kueue_config, clean, try_scenario
 from scheduler_core import load_scenario
 
 pytestmark = pytest.mark.controlplane
@@ -26,6 +26,7 @@ KNOWN_DISAGREEMENTS: dict[int, str] = {}
 
 def _trial(plane, scenario, workloads=None):
     export = export_scenario(scenario)
+    plane.use_kueue_config(bundle_kueue_config(export))  # Kueue as the bundle's helm install configures it
     try:
         return try_scenario(plane.kube, scenario, export=export, workloads=workloads)
     finally:

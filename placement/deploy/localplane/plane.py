@@ -249,6 +249,24 @@ class LocalPlane:
         if self._own_workdir and self.workdir and not os.environ.get("ATLAS_CONTROLPLANE_KEEP"):
             shutil.rmtree(self.workdir, ignore_errors=True)
 
+    def use_kueue_config(self, config: dict | None) -> None:
+        """Run Kueue with ``config`` (a bundle's manager Configuration) from now on: Kueue reads its
+        configuration once at start, so a plane shared by several bundles' trials restarts Kueue when the
+        next bundle's differs (integrations, waitForPodsReady, fair sharing)."""
+        if config == self.kueue_config or "kueue" not in self.components:
+            return
+        self.kueue_config = config
+        for proc in [p for p in self.processes if p.component == "kueue"]:
+            proc.popen.terminate()
+            try:
+                proc.popen.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.popen.kill()
+                proc.popen.wait()
+            self.processes.remove(proc)
+        self._say("restarting kueue with the bundle's configuration")
+        self._start_kueue(binary("kueue"))
+
     def running(self) -> list[str]:
         return [p.component for p in self.processes if p.popen.poll() is None]
 

@@ -10,6 +10,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
+import yaml
+
 from placement.deploy import export_scenario
 from placement.deploy.control_plane import flavor_labels
 from placement.deploy.data_plane import pool_plans
@@ -43,6 +45,8 @@ def is_companion(obj: dict) -> bool:
     return (obj.get("apiVersion", "").split("/")[0], obj.get("kind")) in COMPANIONS
 
 
+# The one scheduler the plane runs; pods naming another (hami-scheduler, volcano, kai-scheduler) wait for it.
+PLANE_SCHEDULER = "default-scheduler"
 # kinds whose pods no controller of the plane creates (their operators are not part of it)
 NO_CONTROLLER = {"PyTorchJob": "the training operator", "LeaderWorkerSet": "LWS", "JobSet": "JobSet"}
 
@@ -66,6 +70,7 @@ class WorkloadResult:
     pods: int
     bound: dict[str, int]          # node -> pods
     pending_messages: list[str]    # kube-scheduler's / the controller's own words for pods not bound
+    schedulers: list[str] = field(default_factory=list)  # the pods' schedulerName
     sim_state: str = ""
     sim_nodes: list[str] = field(default_factory=list)
     sim_reason: str = ""
@@ -96,6 +101,15 @@ class Trial:
                 "rejected": [asdict(r) for r in self.rejected],
                 "workloads": [{**asdict(w), "pools": sorted(w.pools)} for w in self.workloads],
                 "agreement": {"agree": agree, "judged": judged}}
+
+
+def bundle_kueue_config(export) -> dict | None:
+    """The Kueue Configuration the bundle installs: the chart's `managerConfig.controllerManagerConfigYaml`
+    in kueue/values.yaml (integrations for the bundle's workload kinds, waitForPodsReady, fair
+    sharing), so the plane's Kueue runs with what an operator's `helm install` would give it."""
+    values = export.file("kueue/values.yaml")
+    text = ((values.values if values else {}).get("managerConfig") or {}).get("controllerManagerConfigYaml")
+    return yaml.safe_load(text) if text else None
 
 
 # --- nodes -------------------------------------------------------------------------------------
@@ -210,19 +224,26 @@ def observe(kube: Kube, workloads: list[tuple[str, dict]]) -> list[WorkloadResul
             meta = obj["metadata"]
             ns, name = meta.get("namespace", "default"), meta["name"]
             under_kueue = "kueue.x-k8s.io/queue-name" in meta.get("labels", {})
+            pods = kube.list("v1", "Pod", ns, label_selector=f"app.kubernetes.io/name={name}")
             admitted, message = None, ""
             if under_kueue:
+                # A Job's (JobSet's, ...) Workload is owned by the object; Kueue's pod integration (a
+                # Deployment's or StatefulSet's pods) makes one per pod or pod group, owned by the pods.
+                owners = {(obj["kind"], name)} | {("Pod", p["metadata"]["name"]) for p in pods}
                 wls = [w for w in kube.list(KUEUE, "Workload", ns)
-                       if any(o.get("name") == name and o.get("kind") == obj["kind"] for o in w["metadata"].get("ownerReferences", []))]
+                       if any((o.get("kind"), o.get("name")) in owners for o in w["metadata"].get("ownerReferences", []))]
                 if not wls:
                     admitted, message = False, "Kueue created no Workload for it"
                 else:
-                    wl = wls[0]
-                    cond = _condition(wl, "Admitted")
-                    admitted = bool(cond and cond["status"] == "True")
-                    reserved = _condition(wl, "QuotaReserved")
-                    message = (cond or {}).get("message", "") if admitted else ((reserved or cond or {}).get("message", "") or "no condition yet")
-            pods = kube.list("v1", "Pod", ns, label_selector=f"app.kubernetes.io/name={name}")
+                    states = []
+                    for wl in sorted(wls, key=lambda w: w["metadata"]["name"]):
+                        cond = _condition(wl, "Admitted")
+                        ok = bool(cond and cond["status"] == "True")
+                        reserved = _condition(wl, "QuotaReserved")
+                        states.append((ok, (cond or {}).get("message", "") if ok
+                                       else ((reserved or cond or {}).get("message", "") or "no condition yet")))
+                    admitted = all(ok for ok, _ in states)
+                    message = next((m for ok, m in states if ok is admitted), "")
             bound: dict[str, int] = {}
             pending = []
             for pod in pods:
@@ -232,7 +253,9 @@ def observe(kube: Kube, workloads: list[tuple[str, dict]]) -> list[WorkloadResul
                 else:
                     cond = _condition(pod, "PodScheduled")
                     pending.append((cond or {}).get("message") or f"no scheduler has acted (schedulerName {pod['spec'].get('schedulerName')})")
-            results.append(WorkloadResult(path, obj["kind"], ns, name, admitted, message, len(pods), bound, sorted(set(pending))))
+            schedulers = sorted({p["spec"].get("schedulerName") or PLANE_SCHEDULER for p in pods})
+            results.append(WorkloadResult(path, obj["kind"], ns, name, admitted, message, len(pods), bound,
+                                          sorted(set(pending)), schedulers=schedulers))
     return results
 
 
@@ -286,6 +309,11 @@ def judge(results: list[WorkloadResult], answers: dict[str, object]) -> None:
         owner = NO_CONTROLLER.get(r.kind)
         if owner and r.pods == 0:
             r.note = f"no pods: {owner} is not part of the plane; admission only"
+            r.agree = None if r.admitted is None else r.admitted == sim_admitted
+            continue
+        absent = [s for s in r.schedulers if s != PLANE_SCHEDULER]
+        if absent:
+            r.note = f"pods wait for {', '.join(absent)}, which is not part of the plane; admission only"
             r.agree = None if r.admitted is None else r.admitted == sim_admitted
             continue
         real_bound = r.pods > 0 and not r.pending_messages
