@@ -406,7 +406,10 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
     def _candidate(self, cq: ClusterQueueState, failed: set):
         strict = cq.spec.queueing_strategy == "StrictFIFO"
         # BestEffortFIFO passes a failed shape by: leave it out of the scan.  StrictFIFO stops at it.
-        scan = cq.queue.scan(self.queue_order, None if strict else [k for k in cq.queue.buckets if k not in failed])
+        keys = None if strict else [k for k in cq.queue.buckets if k not in failed]
+        if keys is not None and not keys:
+            return None  # every shape failed already (the usual case outside a full pass): no scan to build
+        scan = cq.queue.scan(self.queue_order, keys)
         while True:
             item = scan.next()
             if item is None:

@@ -231,9 +231,14 @@ class KueuePreemptor:
         under_nominal = all(cq.usage.get((flavor, r), 0.0) < cq.quota(flavor, r).nominal - EPS
                             for r in need if cq.quota(flavor, r) is not None)
         lowest = min(cq.priorities) if cq.priorities else None
+        own_possible = lowest is not None and (
+            (pol.within_cluster_queue == "LowerPriority" and lowest < wl.priority) or
+            (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and lowest <= wl.priority))
+        if not own_possible and not (cq.cohort and pol.reclaim_within_cohort != "Never" and (
+                under_nominal or pol.borrow_within_cohort == "LowerPriority")):
+            return None  # no attempt below would have a single candidate (the usual verdict with a backlog)
         own: list[tuple[tuple, "Workload", ClusterQueueState, str]] = []
-        if lowest is not None and ((pol.within_cluster_queue == "LowerPriority" and lowest < wl.priority) or
-                                   (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and lowest <= wl.priority)):
+        if own_possible:
             for v in cq.admitted.values():
                 if not self._holds(v, flavor):
                     continue
@@ -283,12 +288,16 @@ class KueuePreemptor:
             return None
         # Necessary condition before the greedy search: the candidates hold what the CQ's room lacks of
         # every resource (removing a victim frees at most its usage; the room already free counts too).
+        held = None  # the candidates' usages, looked up once for every resource
         for r, a in need.items():
             if cq.quota(flavor, r) is None:
                 return None
             short = a - max(0.0, self._room(cq, flavor, r)[0])
-            if short > EPS and sum(self._usage(v).get(r, 0.0) for _, v, _, _ in cands) < short - EPS:
-                return None
+            if short > EPS:
+                if held is None:
+                    held = [self._usage(v) for _, v, _, _ in cands]
+                if sum(u.get(r, 0.0) for u in held) < short - EPS:
+                    return None
         cands.sort(key=lambda x: x[0])
         override: dict[tuple[str, str, str], float] = {}
 
