@@ -361,8 +361,11 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         failed: dict[str, set] = {name: set() for name in self.cqs}
         if not (self.quota_freed or self.sim.full_pass):
             # Only buckets that received new workloads can change their verdict.
+            fresh: dict[str, set] = {}
+            for name, k in self.new_keys:
+                fresh.setdefault(name, set()).add(k)
             for name, c in self.cqs.items():
-                failed[name] = {k for k in c.queue.keys() if (name, k) not in self.new_keys}
+                failed[name] = set(c.queue.buckets).difference(fresh.get(name, ()))
         cache: dict[str, tuple | None] = {}
         while True:
             if wfpr.enable and wfpr.block_admission and any(uid not in self.ready for uid in self.admitted):
