@@ -99,6 +99,10 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         self.new_keys: set = set()
         self.quota_freed = True
         self.original_group: dict[int, str | None] = {}
+        # Bumped whenever a ClusterQueue's usage changes (``_charge_part``, its only writer): what is derived
+        # from the usage alone may be kept while it stands (the preemption search's borrowing CQs).
+        self.usage_generation = 0
+        self._borrowers: dict[tuple, tuple[int, set[str]]] = {}
 
     # -- API used by the simulator ------------------------------------------------
     def cq_of(self, wl: "Workload") -> ClusterQueueState:
@@ -310,6 +314,7 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             self._charge_part(cq, fl, part, sign)
 
     def _charge_part(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], sign: float) -> None:
+        self.usage_generation += 1
         for r, a in need.items():
             before = cq.usage.get((flavor, r), 0.0)
             after = before + sign * a

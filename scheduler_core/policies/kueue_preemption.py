@@ -264,7 +264,8 @@ class KueuePreemptor:
                     not allow_borrowing or pol.borrow_within_cohort == "LowerPriority"):
                 thr = pol.borrow_within_cohort_max_priority_threshold
                 if lenders is None:  # the cohort CQs that borrow on this flavor (usage does not change here)
-                    lenders = [c for c in self.cohorts[cq.cohort] if c is not cq and self._borrowing(c, flavor)]
+                    borrowers = self._borrowing_cqs(cq.cohort, flavor)
+                    lenders = [c for c in self.cohorts[cq.cohort] if c is not cq and c.name in borrowers]
                 for c in lenders:
                     for v in c.admitted.values():
                         if not self._holds(v, flavor):
@@ -281,6 +282,15 @@ class KueuePreemptor:
             if chosen is not None:
                 return chosen
         return None
+
+    def _borrowing_cqs(self, cohort: str, flavor: str) -> set[str]:
+        """The names of the cohort's ClusterQueues that borrow on ``flavor``: worked out once while no usage
+        changes (every ClusterQueue's search in a pass asks the same question)."""
+        got = self._borrowers.get((cohort, flavor))
+        if got is None or got[0] != self.usage_generation:
+            got = self._borrowers[cohort, flavor] = (
+                self.usage_generation, {c.name for c in self.cohorts[cohort] if self._borrowing(c, flavor)})
+        return got[1]
 
     def _minimal_set(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], cands: list,
                      allow_borrowing: bool):
