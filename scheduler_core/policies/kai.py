@@ -69,6 +69,7 @@ class KaiScheduler(QueuedPolicy):
         self._params: dict[tuple[str, str], tuple[float, float, float]] = {}
         self._non_preemptible: dict[str, dict[str, float]] | None = None
         self._fair_input: tuple | None = None
+        self._layouts: dict[tuple, tuple] = {}  # _layout's, by resource and the id of a list of siblings
 
     def _param(self, name: str, r: str) -> tuple[float, float, float]:
         """(quota, over_quota_weight, limit) of queue ``name`` for resource ``r`` (configuration: read once)."""
@@ -118,10 +119,23 @@ class KaiScheduler(QueuedPolicy):
                 dem(root)
             self._split(r, demand, roots, sim.capacity_total.get(r, INF))
 
+    def _layout(self, r: str, names: list[str]) -> tuple[list, list]:
+        """Per resource and list of siblings (configuration: worked out once): each queue's (name, quota,
+        limit), and the over-quota priority groups, highest first, each with its queues' weights."""
+        got = self._layouts.get((r, id(names)))
+        if got is None:
+            params = [(n, self._param(n, r)[0], self._param(n, r)[2]) for n in names]
+            groups = []
+            for prio in sorted({self.qspec[n].priority for n in names}, reverse=True):
+                group = [n for n in names if self.qspec[n].priority == prio]
+                groups.append((group, {n: max(self._param(n, r)[1], 1e-9) for n in group}))
+            got = self._layouts[(r, id(names))] = (params, groups)
+        return got
+
     def _split(self, r: str, demand: dict[str, float], names: list[str], capacity: float) -> None:
         caps, base = {}, {}
-        for n in names:
-            quota, _, limit = self._param(n, r)
+        params, groups = self._layout(r, names)
+        for n, quota, limit in params:
             caps[n] = demand[n] if limit < 0 else min(demand[n], limit)
             base[n] = caps[n] if quota < 0 else min(quota, caps[n])
         total_base = sum(base.values())
@@ -130,10 +144,8 @@ class KaiScheduler(QueuedPolicy):
             base = {n: v * f for n, v in base.items()}
         left = max(0.0, capacity - sum(base.values()))
         share = dict(base)
-        for prio in sorted({self.qspec[n].priority for n in names}, reverse=True):
-            group = [n for n in names if self.qspec[n].priority == prio]
+        for group, weights in groups:
             room = {n: max(0.0, caps[n] - share[n]) for n in group}
-            weights = {n: max(self._param(n, r)[1], 1e-9) for n in group}
             extra = water_fill(left, room, weights)
             for n in group:
                 share[n] += extra[n]
@@ -247,17 +259,17 @@ class KaiScheduler(QueuedPolicy):
             qname = min(rank, key=rank.__getitem__)
             scan = scans[qname]
             key, wl = scan.next()
-            self._try(scan, key, wl)
-            if scan.has_next():
-                rank[qname] = (-self.qspec[qname].priority, self._saturation(qname), qname)
-            else:
+            placed = self._try(scan, key, wl)
+            if not scan.has_next():
                 del rank[qname]
+            elif placed:  # nothing placed: the queue's allocation, so its saturation, is unchanged
+                rank[qname] = (-self.qspec[qname].priority, self._saturation(qname), qname)
 
-    def _try(self, scan, key, wl: "Workload") -> None:
-        """One allocation attempt for the head job ``wl`` of bucket ``key``."""
+    def _try(self, scan, key, wl: "Workload") -> bool:
+        """One allocation attempt for the head job ``wl`` of bucket ``key``; whether it placed pods."""
         if self._held(wl) is not None:
             scan.fail(key)
-            return
+            return False
         strategy, level = self.score(wl)
         before = len(wl.pods)
         if self.place_gang(wl, strategy, level):
@@ -267,8 +279,9 @@ class KaiScheduler(QueuedPolicy):
                     add_into(self._non_preemptible.setdefault(name, {}), wl.request.share, len(wl.pods) - before)
                     name = self.qspec[name].parent
             scan.done(key) if wl.pending <= 0 else scan.keep(key)
-        else:
-            scan.fail(key)
+            return True
+        scan.fail(key)
+        return False
 
     def _may_reclaim(self, wl: "Workload") -> bool:
         """CanReclaimResources: allocated + the job within the fair share in every resource (and, for a
@@ -313,7 +326,8 @@ class KaiScheduler(QueuedPolicy):
             victims = [v for v in candidates if v.first_start is None or sim.now - v.first_start >= min_runtime]
             # the most saturated queue first, then the lowest priority, then the newest: a job whose pods are
             # bound but wait for their peers has not started, loses no work, and counts as the newest ([U])
-            victims.sort(key=lambda v: (-self._saturation(v.queue), v.priority,
+            sat = {q: self._saturation(q) for q in {v.queue for v in victims}}  # once per queue, not per job
+            victims.sort(key=lambda v: (-sat[v.queue], v.priority,
                                         v.first_start is not None, -(v.first_start or 0.0), -v.uid))
             chosen: list = []
             left: dict[str, dict[str, float]] = {}  # KAI's remainingResourcesMap: per queue and ancestor

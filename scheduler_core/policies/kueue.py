@@ -99,6 +99,10 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         self.new_keys: set = set()
         self.quota_freed = True
         self.original_group: dict[int, str | None] = {}
+        # Bumped whenever a ClusterQueue's usage changes (``_charge_part``, its only writer): what is derived
+        # from the usage alone may be kept while it stands (the preemption search's borrowing CQs).
+        self.usage_generation = 0
+        self._borrowers: dict[tuple, tuple[int, set[str]]] = {}
 
     # -- API used by the simulator ------------------------------------------------
     def cq_of(self, wl: "Workload") -> ClusterQueueState:
@@ -310,6 +314,7 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             self._charge_part(cq, fl, part, sign)
 
     def _charge_part(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], sign: float) -> None:
+        self.usage_generation += 1
         for r, a in need.items():
             before = cq.usage.get((flavor, r), 0.0)
             after = before + sign * a
@@ -361,8 +366,11 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         failed: dict[str, set] = {name: set() for name in self.cqs}
         if not (self.quota_freed or self.sim.full_pass):
             # Only buckets that received new workloads can change their verdict.
+            fresh: dict[str, set] = {}
+            for name, k in self.new_keys:
+                fresh.setdefault(name, set()).add(k)
             for name, c in self.cqs.items():
-                failed[name] = {k for k in c.queue.keys() if (name, k) not in self.new_keys}
+                failed[name] = set(c.queue.buckets).difference(fresh.get(name, ()))
         cache: dict[str, tuple | None] = {}
         while True:
             if wfpr.enable and wfpr.block_admission and any(uid not in self.ready for uid in self.admitted):
@@ -406,7 +414,10 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
     def _candidate(self, cq: ClusterQueueState, failed: set):
         strict = cq.spec.queueing_strategy == "StrictFIFO"
         # BestEffortFIFO passes a failed shape by: leave it out of the scan.  StrictFIFO stops at it.
-        scan = cq.queue.scan(self.queue_order, None if strict else [k for k in cq.queue.buckets if k not in failed])
+        keys = None if strict else [k for k in cq.queue.buckets if k not in failed]
+        if keys is not None and not keys:
+            return None  # every shape failed already (the usual case outside a full pass): no scan to build
+        scan = cq.queue.scan(self.queue_order, keys)
         while True:
             item = scan.next()
             if item is None:

@@ -231,9 +231,14 @@ class KueuePreemptor:
         under_nominal = all(cq.usage.get((flavor, r), 0.0) < cq.quota(flavor, r).nominal - EPS
                             for r in need if cq.quota(flavor, r) is not None)
         lowest = min(cq.priorities) if cq.priorities else None
+        own_possible = lowest is not None and (
+            (pol.within_cluster_queue == "LowerPriority" and lowest < wl.priority) or
+            (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and lowest <= wl.priority))
+        if not own_possible and not (cq.cohort and pol.reclaim_within_cohort != "Never" and (
+                under_nominal or pol.borrow_within_cohort == "LowerPriority")):
+            return None  # no attempt below would have a single candidate (the usual verdict with a backlog)
         own: list[tuple[tuple, "Workload", ClusterQueueState, str]] = []
-        if lowest is not None and ((pol.within_cluster_queue == "LowerPriority" and lowest < wl.priority) or
-                                   (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and lowest <= wl.priority)):
+        if own_possible:
             for v in cq.admitted.values():
                 if not self._holds(v, flavor):
                     continue
@@ -259,7 +264,8 @@ class KueuePreemptor:
                     not allow_borrowing or pol.borrow_within_cohort == "LowerPriority"):
                 thr = pol.borrow_within_cohort_max_priority_threshold
                 if lenders is None:  # the cohort CQs that borrow on this flavor (usage does not change here)
-                    lenders = [c for c in self.cohorts[cq.cohort] if c is not cq and self._borrowing(c, flavor)]
+                    borrowers = self._borrowing_cqs(cq.cohort, flavor)
+                    lenders = [c for c in self.cohorts[cq.cohort] if c is not cq and c.name in borrowers]
                 for c in lenders:
                     for v in c.admitted.values():
                         if not self._holds(v, flavor):
@@ -277,18 +283,31 @@ class KueuePreemptor:
                 return chosen
         return None
 
+    def _borrowing_cqs(self, cohort: str, flavor: str) -> set[str]:
+        """The names of the cohort's ClusterQueues that borrow on ``flavor``: worked out once while no usage
+        changes (every ClusterQueue's search in a pass asks the same question)."""
+        got = self._borrowers.get((cohort, flavor))
+        if got is None or got[0] != self.usage_generation:
+            got = self._borrowers[cohort, flavor] = (
+                self.usage_generation, {c.name for c in self.cohorts[cohort] if self._borrowing(c, flavor)})
+        return got[1]
+
     def _minimal_set(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], cands: list,
                      allow_borrowing: bool):
         if not cands:
             return None
         # Necessary condition before the greedy search: the candidates hold what the CQ's room lacks of
         # every resource (removing a victim frees at most its usage; the room already free counts too).
+        held = None  # the candidates' usages, looked up once for every resource
         for r, a in need.items():
             if cq.quota(flavor, r) is None:
                 return None
             short = a - max(0.0, self._room(cq, flavor, r)[0])
-            if short > EPS and sum(self._usage(v).get(r, 0.0) for _, v, _, _ in cands) < short - EPS:
-                return None
+            if short > EPS:
+                if held is None:
+                    held = [self._usage(v) for _, v, _, _ in cands]
+                if sum(u.get(r, 0.0) for u in held) < short - EPS:
+                    return None
         cands.sort(key=lambda x: x[0])
         override: dict[tuple[str, str, str], float] = {}
 

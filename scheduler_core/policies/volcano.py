@@ -70,7 +70,10 @@ class VolcanoScheduler(QueuedPolicy):
         self._inq_cache: dict[str, dict[str, float]] = {}
         self._inq_dirty: set[str] = set(self.queues)
         self._deserved_input: tuple | None = None
+        self._split_of: dict[str, tuple] = {}  # per resource: the caps last water-filled and their shares
         self._key_order: dict[int, tuple] = {}  # by the id of a bucket's key: keys are interned, kept for the run
+        self._floors: dict[tuple, dict[str, float]] = {}  # a plain job's floor, by its key's id and bound pods
+        self._placed = False  # whether the last allocate step placed pods
         self._minima: dict[int, dict[str, float]] = {}  # a plain job's minimum, by the id of its bucket's key
         # A plain job's bucket enqueue last rejected, by the id of its key: the cluster's committed resources
         # and the queue's allocated + inqueue it was rejected against (the check's only other inputs).
@@ -206,13 +209,22 @@ class VolcanoScheduler(QueuedPolicy):
         self._deserved = {n: {} for n in self.queues}
         for r in set(sim.capacity_total).union(*demand.values()):
             caps = {n: min(demand[n].get(r, 0.0), self.real[n].get(r, INF)) for n in self.queues}
-            guar = {n: min(q.guarantee.get(r, 0.0), caps[n]) for n, q in self.queues.items()}
-            total = sim.capacity_total.get(r, INF)
-            if total == INF:
-                share = caps  # nothing to divide: every queue deserves what it asks, within its capability
+            # A resource's split depends only on its caps (the cluster, guarantees and weights are fixed): the
+            # same caps as when it was last split, the same shares (a job's arrival often leaves them capped).
+            stamp = tuple(caps.values())
+            last = self._split_of.get(r)
+            if last is not None and last[0] == stamp:
+                share = last[1]
             else:
-                extra = water_fill(max(0.0, total - sum(guar.values())), {n: caps[n] - guar[n] for n in caps}, weights)
-                share = {n: guar[n] + extra[n] for n in caps}
+                guar = {n: min(q.guarantee.get(r, 0.0), caps[n]) for n, q in self.queues.items()}
+                total = sim.capacity_total.get(r, INF)
+                if total == INF:
+                    share = caps  # nothing to divide: every queue deserves what it asks, within its capability
+                else:
+                    extra = water_fill(max(0.0, total - sum(guar.values())), {n: caps[n] - guar[n] for n in caps},
+                                       weights)
+                    share = {n: guar[n] + extra[n] for n in caps}
+                self._split_of[r] = (stamp, share)
             for n in self.queues:
                 self._deserved[n][r] = share[n]
 
@@ -303,7 +315,13 @@ class VolcanoScheduler(QueuedPolicy):
             queues = {k[0] for k in self.new_keys}
             keys = [k for k in self.unqueued.buckets if k[0] in queues]
         gate = _EnqueueGate(self, inq, committed)
+        minima, idle = self._minima, gate.idle
         for key in sorted(keys, key=self._enqueue_order):
+            # A bucket of plain jobs shares one minimum (kept by its key's id): when the cluster's overcommit
+            # already rejects it, its head would be rejected too - the bucket is passed without looking it up.
+            m = minima.get(id(key)) if committed is not None else None
+            if m is not None and _exceeds(committed, m, idle):
+                continue
             # The bucket's jobs not yet Inqueue, in its FIFO order (the Inqueue ones are skipped as before).
             while (wl := self.unqueued.head(key)) is not None:
                 entry = member.get(wl.uid)
@@ -333,10 +351,19 @@ class VolcanoScheduler(QueuedPolicy):
         gated = "enqueue" in self.actions
         by_queue: dict[str, tuple[list, list]] = {}
         head_of = self.queue.head
+        room: dict[str, tuple] = {}  # per queue: its allocation and bound as the session opens
         for key in self.pass_keys():
             head = head_of(key)
             if head is None or (gated and head.uid not in self.inqueue):
                 continue  # an empty bucket is not scanned; a job not Inqueue is not allocated: it would fail at once
+            if head.group is None:
+                # A plain job whose floor passes its queue's bound now would fail the step's same check later:
+                # a queue's allocation only grows during allocate and its bound is the session's.
+                used_bound = room.get(key[0])
+                if used_bound is None:
+                    used_bound = room[key[0]] = (self._used(key[0]), self._bound(key[0]))
+                if used_bound[1] is not None and _exceeds(used_bound[0], self._plain_floor(head, key), used_bound[1]):
+                    continue
             keys, heads = by_queue.setdefault(key[0], ([], []))
             keys.append(key)
             heads.append(head)
@@ -347,24 +374,27 @@ class VolcanoScheduler(QueuedPolicy):
             qname = min(order, key=order.__getitem__)
             scan = scans[qname]
             key, wl = scan.next()
-            if self._step(qname, scan, key, wl, gang) and scan.has_next():
-                order[qname] = (-self.queues[qname].priority, self._share(qname), qname)
-            else:
+            if not (self._step(qname, scan, key, wl, gang) and scan.has_next()):
                 del order[qname]  # drained, or overused: skipped for the rest of the session
+            elif self._placed:  # nothing placed: the queue's allocation, so its share, is unchanged
+                order[qname] = (-self.queues[qname].priority, self._share(qname), qname)
 
     def _step(self, qname: str, scan, key, wl: "Workload", gang: bool) -> bool:
         """One allocate step for the head job ``wl`` of bucket ``key`` of queue ``qname``; False when the
         queue is overused (deserved <= allocated) and is skipped for the session."""
         sim = self.sim
+        self._placed = False
         if "enqueue" in self.actions and wl.uid not in self.inqueue:
             scan.fail(key)
             return True
         if self._overused(qname):
             return False
         bound = self._bound(qname)
-        if bound is not None and exceeded(self._used(qname), self._floor(wl), bound):
-            scan.fail(key)  # its tasks would not all be allocatable within the queue's bound
-            return True
+        if bound is not None:
+            floor = self._floor(wl) if wl.group is not None else self._plain_floor(wl, key)
+            if _exceeds(self._used(qname), floor, bound):
+                scan.fail(key)  # its tasks would not all be allocatable within the queue's bound
+                return True
         if wl.group is not None:
             ok = self._place_group(wl, bound)
             pending = wl.group.pending
@@ -383,6 +413,7 @@ class VolcanoScheduler(QueuedPolicy):
             pending = wl.pending
         if ok:
             self._inq_dirty.add(wl.queue)
+            self._placed = True
         if ok and pending <= 0:
             self._leave_inqueue(wl)
             scan.done(key)
@@ -391,6 +422,13 @@ class VolcanoScheduler(QueuedPolicy):
         else:
             scan.fail(key)
         return True
+
+    def _plain_floor(self, wl: "Workload", key) -> dict[str, float]:
+        """:meth:`_floor` of a plain job: it follows from its bucket and its bound pods, so it is kept."""
+        floor = self._floors.get((id(key), len(wl.pods)))
+        if floor is None:
+            floor = self._floors[id(key), len(wl.pods)] = self._floor(wl)
+        return floor
 
     def _place_group(self, wl: "Workload", bound: dict[str, float] | None) -> bool:
         """All roles of a PodGroup at once: every pending pod when the queue's bound allows and they fit,
@@ -644,6 +682,11 @@ class _EnqueueGate:
 
     def blocked(self, wl: "Workload", key) -> bool:
         q = wl.queue
+        minimum = self.minimum(wl, key)
+        # The cluster-wide overcommit check first (a yes/no: the plugins' order only picks the words): with a
+        # backlog it rejects most heads, before their queue's allocated + inqueue is even added up.
+        if self.committed is not None and _exceeds(self.committed, minimum, self.idle):
+            return True
         taken = self.taken.get(q)
         if taken is None:
             taken = self.taken[q] = add_into(dict(self.policy._used(q)), self.inq[q])
@@ -652,12 +695,10 @@ class _EnqueueGate:
             last = self.policy._rejected.get(id(key))
             if last is not None and last[1] == taken and last[0] == self.committed:
                 return True
-        minimum = self.minimum(wl, key)
         for plugin in self.plugins:
             if plugin == "overcommit":
-                if not _exceeds(self.committed, minimum, self.idle):
-                    continue
-            elif not _exceeds(taken, minimum, self.policy.real[q]):  # proportion or capacity
+                continue  # passed above
+            if not _exceeds(taken, minimum, self.policy.real[q]):  # proportion or capacity
                 continue
             if plain:
                 self.policy._rejected[id(key)] = (None if self.committed is None else dict(self.committed), dict(taken))
