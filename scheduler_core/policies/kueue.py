@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING
 from scheduler_core.events import Priority
 from scheduler_core.policies.base import ControlPlanePolicy
 from scheduler_core.policies.cluster_queue import EPS, INF, ClusterQueueState
+from scheduler_core.policies.kueue_cohorts import CohortTree
 from scheduler_core.policies.kueue_preemption import KueuePreemptor
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -93,6 +94,8 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
                 for (fl, r), q in c._quota.items():
                     pk = (c.cohort, fl, r)
                     self.pool_cap[pk] = self.pool_cap.get(pk, 0.0) + q.nominal - c.guaranteed(fl, r)
+        # Hierarchical cohorts: with Cohort objects stated, quota comes through the cohort tree.
+        self.tree = CohortTree(self.cfg.cohorts, self.cqs) if self.cfg.cohorts else None
         self.admitted: dict[int, "Workload"] = {}
         self.ready: set[int] = set()
         # Incremental passes: quota only shrinks between releases, so failed shapes stay failed.
@@ -200,6 +203,8 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         if flavor.__class__ is tuple:
             modes = [self._fits(cq, fl, part, usage_override) for fl, part in self._parts(cq, flavor, need)]
             return None if None in modes else ("borrow" if "borrow" in modes else "fit")
+        if self.tree is not None:
+            return self.tree.fits(cq, flavor, need, usage_override)
         borrow = False
         for r, a in need.items():
             q = cq.quota(flavor, r)
@@ -339,6 +344,8 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
 
     def _drs(self, cq: ClusterQueueState, flavor: str, wl: "Workload") -> float:
         """Dominant resource share (§4.4): borrowed / lendable capacity of the cohort, / weight."""
+        if self.tree is not None:
+            return self.tree.admission_drs(self, cq, flavor, wl)
         if not cq.cohort:
             return 0.0
         best = 0.0
@@ -385,7 +392,8 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             if victims:
                 for v, reason in victims:
                     self.sim.evict(v, "Kueue" + reason, message=(
-                        f"Preempted to accommodate a workload ({wl.name}) due to {HUMAN_REASON[reason]}"))
+                        f"Preempted to accommodate a workload ({wl.name}) due to {HUMAN_REASON[reason]}"
+                        + (self._paths(cq, v) if self.tree is not None else "")))
                 for f in failed.values():
                     f.clear()  # freed quota: shapes that failed may fit now
                 cache.clear()
@@ -397,11 +405,17 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             if cq.cohort:
                 for name, c in self.cqs.items():
                     cand = cache.get(name)
-                    if name == cq.name or c.cohort != cq.cohort or cand is None:
+                    if name == cq.name or cand is None or (c.cohort != cq.cohort and (
+                            self.tree is None or not self.tree.same_tree(c, cq))):
                         continue
                     _, cwl, cflavor, cmode, cvictims = cand
                     if cvictims is not None or self._fits(c, cflavor, self._usage(cwl)) != cmode:
                         cache.pop(name, None)
+
+    def _paths(self, cq: ClusterQueueState, victim: "Workload") -> str:
+        """The cohort-tree paths Kueue's eviction message names (pkg/scheduler/preemption ``preemptionMessage``)."""
+        return (f"; preemptor path: {self.tree.path(cq)}; "
+                f"preemptee path: {self.tree.path(self.cqs[victim.admission_info['cq']])}")
 
     def _candidate(self, cq: ClusterQueueState, failed: set):
         strict = cq.spec.queueing_strategy == "StrictFIFO"
@@ -539,6 +553,8 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
     # -- explanation ----------------------------------------------------------------
     def _room(self, cq: ClusterQueueState, flavor: str, r: str) -> tuple[float, float]:
         """(unused quota the CQ may still take, maximum it may ever hold) of ``r`` on ``flavor``."""
+        if self.tree is not None:
+            return self.tree.room(cq, flavor, r)
         q = cq.quota(flavor, r)
         cur = cq.usage.get((flavor, r), 0.0)
         if not cq.cohort:

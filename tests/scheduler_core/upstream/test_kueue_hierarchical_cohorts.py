@@ -1,0 +1,174 @@
+"""Kueue's hierarchical cohorts (Cohort objects with their own quota, parent and fair-sharing weight), ported
+from kubernetes-sigs/kueue's tables (read at ff69552, v0.19 line): pkg/scheduler/preemption/
+preemption_fair_test.go TestFairPreemptions, preemption_test.go TestPreemption and
+preemption_hierarchical_test.go TestHierarchicalPreemptions.  Each case cites its upstream name; requests
+are CPUs stated as GPUs (fair cases x2, see kueue_harness.run_fair_case).  A Cohort named by a
+ClusterQueue or as a parent but not stated exists with no quota, as in Kueue."""
+
+import pytest
+
+from tests.scheduler_core.upstream.kueue_harness import BIG_POOL, cohort, cq, run_case, run_fair_case
+
+FAIR_SRC = "kueue pkg/scheduler/preemption/preemption_fair_test.go TestFairPreemptions"
+IN_CQ, RECLAIM, FAIR, WHILE = "InClusterQueue", "InCohortReclamation", "InCohortFairSharing", \
+    "InCohortReclaimWhileBorrowing"
+
+
+def units(prefix, queue, n, prio=0, start=1, step_prio=False):
+    return [(f"{prefix}{i}", queue, i if step_prio else prio, 1) for i in range(start, start + n)]
+
+
+def weighted(c, w):
+    return dict(c, fair_sharing_weight=w)
+
+
+_FIVE = ([units(x, x, 5, step_prio=True) for x in "bcde"])
+# (upstream case, cluster queues, cohorts, admitted [(name, cq, priority, cpus)], incoming (cq, priority, cpus),
+#  want {(victim, reason)})
+FAIR_CASES = [
+    ("can't preempt nominal from Cohort with 0 weight",
+     [cq("left-cq", 0, "root", reclaim="Any"), weighted(cq("right-cq", 0, "right-cohort", reclaim="Any"), 0)],
+     [cohort("right-cohort", "root", 1, weight=0)],
+     [("right-1", "right-cq", 0, 1)], ("left-cq", 0, 1), set()),
+    # ROOT(5) holds LEFT(5: a, b), c, RIGHT(5: d, e), each CQ 1; every CQ but a uses 5.
+    ("hierarchical preemption",
+     [weighted(cq("a", 1, "LEFT", reclaim="Any"), 2), cq("b", 1, "LEFT"), cq("c", 1, "ROOT"), cq("d", 1, "RIGHT"),
+      weighted(cq("e", 1, "RIGHT"), 0.99)],
+     [cohort("ROOT", None, 5), cohort("LEFT", "ROOT", 5, weight=2), cohort("RIGHT", "ROOT", 5)],
+     sum(_FIVE, []), ("a", 0, 5), {("b1", FAIR), ("b2", FAIR), ("c1", FAIR), ("c2", FAIR), ("e1", FAIR)}),
+    # b borrows from RIGHT, but RIGHT stays within its own quota: a preempts its own workloads.  (Upstream's b
+    # states no quota at all; a nominal 0 is the same tree.)
+    ("borrowing cq in non-borrowing cohort is protected",
+     [weighted(cq("a", 5, "ROOT", within="LowerPriority", reclaim="Any"), 10), weighted(cq("b", 0, "RIGHT"), 0.1)],
+     [cohort("ROOT"), cohort("RIGHT", "ROOT", 1, weight=0.1)],
+     units("a", "a", 3, prio=-1) + [("b1", "b", -1, 1)], ("a", 0, 5),
+     {("a1", IN_CQ), ("a2", IN_CQ), ("a3", IN_CQ)}),
+    ("forced to preempt within clusterqueue because borrowing workload too important",
+     [weighted(cq("a", 5, "ROOT", within="LowerPriority", reclaim="LowerPriority"), 10),
+      weighted(cq("b", 0, "RIGHT"), 0.1)],
+     [cohort("ROOT"), cohort("RIGHT", "ROOT", 3, weight=0.1)],
+     units("a", "a", 3, prio=-1) + [("b1", "b", 100, 4)], ("a", 0, 4),
+     {("a1", IN_CQ), ("a2", IN_CQ), ("a3", IN_CQ)}),
+    # ROOT has A/AA/AAA (a), B/BB/BBB (b) and C/CC/CCC/CCCC, where only CCCC has quota (1).
+    ("deep preemption",
+     [cq("a", 0, "AAA", reclaim="Any"), cq("b", 0, "BBB")],
+     [cohort("ROOT"), cohort("A", "ROOT", weight=1.01), cohort("AA", "A"), cohort("AAA", "AA"),
+      cohort("B", "ROOT", weight=0.99), cohort("BB", "B"), cohort("BBB", "BB"), cohort("C", "ROOT"),
+      cohort("CC", "C"), cohort("CCC", "CC"), cohort("CCCC", "CCC", 1)],
+     [("b1", "b", 0, 1)], ("a", 0, 1), {("b1", FAIR)}),
+    ("cohort with zero weight can reclaim nominal quota",
+     [weighted(cq("a", 0, "A", reclaim="Any"), 0), cq("b", 0, "ROOT")],
+     [cohort("A", "ROOT", 1, weight=0)],
+     [("b1", "b", 0, 1)], ("a", 0, 1), {("b1", FAIR)}),
+    ("zero weight borrowing preemptor can preempt from a borrowing CQ which also has zero weight",
+     [weighted(cq("a", 1, "all", reclaim="Any"), 0), weighted(cq("b", 0, "all"), 0)],
+     [cohort("all", None, 3)],
+     units("b", "b", 3), ("a", 0, 2), {("b1", FAIR)}),
+    ("non-zero weight borrowing preemptor preempts from a borrowing CQ",
+     [cq("a", 1, "all", reclaim="Any"), cq("b", 0, "all")],
+     [cohort("all", None, 3)],
+     units("b", "b", 3), ("a", 0, 2), {("b1", FAIR)}),
+]
+
+
+@pytest.mark.parametrize("name,cqs,cohorts,admitted,incoming,want", FAIR_CASES, ids=[c[0] for c in FAIR_CASES])
+def test_kueue_hierarchical_fair_preemption_matches_upstream(name, cqs, cohorts, admitted, incoming, want):
+    assert run_fair_case(cqs, admitted, incoming, cohorts=cohorts) == want, f"{FAIR_SRC}: {name}"
+
+
+def test_long_range_preemption_reclaims_across_cohorts_with_kueue_message():
+    # kueue preemption_test.go TestPreemption "long range preemption": cq-left (10) in cohort-left and
+    # cq-right (0) in cohort-right, both under an implicit root; cq-right borrows 5 through root.
+    cqs = [cq("cq-left", 10, "cohort-left", reclaim="Any"), cq("cq-right", 0, "cohort-right")]
+    cohorts = [cohort("cohort-left", "root"), cohort("cohort-right", "root")]
+    got = run_case(cqs, [("to-be-preempted", "cq-right", 0, 5)], ("cq-left", 0, 8), cohorts=cohorts, messages=True)
+    assert list(got) == ["to-be-preempted"]
+    assert got["to-be-preempted"] == (
+        "KueueInCohortReclamation: Preempted to accommodate a workload (in) due to reclamation within the cohort; "
+        "preemptor path: /root/cohort-left/cq-left; preemptee path: /root/cohort-right/cq-right")
+
+
+HIER_SRC = "kueue pkg/scheduler/preemption/preemption_hierarchical_test.go TestHierarchicalPreemptions"
+_LA = {"within": "LowerPriority", "reclaim": "Any"}
+_BWC = {"within": "LowerPriority", "reclaim": "Any", "borrow": "LowerPriority", "threshold": 0}
+# Upstream's ClusterQueues without quota for the resource are stated with nominal 0 (the same tree).
+R_C2 = [cohort("r"), cohort("c", "r", 2)]
+R1_C4 = [cohort("r", None, 1), cohort("c", "r", 4)]
+COMPLEX = [cohort("r"), cohort("c11", "r", 4), cohort("c12", "r", 4), cohort("c21", "c11", 4),
+           cohort("c22", "c11", 4), cohort("c23", "c11", 4), cohort("c31", "c21", 4), cohort("c32", "c21", 4)]
+# (upstream case, cluster queues, cohorts, admitted [(name, cq, priority, cpus)], incoming (cq, priority, cpus),
+#  want {(victim, reason)})
+HIER_CASES = [
+    ("preempt with hierarchical advantage", [cq("q", 0, "c", **_LA), cq("q_borrowing", 0, "r", **_LA)], R_C2,
+     [("admitted2", "q_borrowing", 0, 2)], ("q", 0, 2), {("admitted2", RECLAIM)}),
+    ("avoid queues within nominal quota",
+     [cq("q_nominal", 2, "r", **_LA), cq("q", 0, "c", **_LA), cq("q_borrowing", 0, "r", **_LA)], R_C2,
+     [("admitted1", "q_nominal", -10, 2), ("admitted2", "q_borrowing", 0, 2)], ("q", 0, 2),
+     {("admitted2", RECLAIM)}),
+    ("preempt multiple with hierarchical advantage", [cq("q", 0, "c", **_LA), cq("q_borrowing", 0, "r", **_LA)],
+     R_C2, [("admitted1", "q_borrowing", 1, 1), ("admitted2", "q_borrowing", 2, 1)], ("q", 0, 2),
+     {("admitted1", RECLAIM), ("admitted2", RECLAIM)}),
+    # Upstream's admitted_preemptible requests 1 CPU with an assignment of 2 (c over-admitted); stated as 1.
+    ("preempt in cohort and own CQ", [cq("q", 0, "c", **_BWC), cq("q_same_cohort", 0, "c", **_LA)],
+     [cohort("r"), cohort("c", "r", 3)],
+     [("admitted_not_preemptible", "q_same_cohort", 1, 1), ("admitted_preemptible", "q_same_cohort", 0, 1),
+      ("admitted_own_queue", "q", -1, 1)], ("q", 1, 2),
+     {("admitted_own_queue", IN_CQ), ("admitted_preemptible", WHILE)}),
+    ("prefer to preempt hierarchical candidate", [cq("q", 0, "c", **_LA), cq("q_borrowing", 0, "r", **_LA)], R_C2,
+     [("admitted_borrowing", "q_borrowing", 1, 1), ("admitted_same_queue", "q", -2, 1)], ("q", 0, 1),
+     {("admitted_borrowing", RECLAIM)}),
+    ("forced to preempt priority candidate",
+     [cq("q", 0, "c", **_BWC), cq("q_nominal", 2, "r", **_LA), cq("q_same_cohort", 0, "c", **_LA)], R_C2,
+     [("admitted_nominal", "q_nominal", -10, 2), ("admitted_same_cohort", "q_same_cohort", -1, 2)], ("q", 0, 2),
+     {("admitted_same_cohort", WHILE)}),
+    ("incoming workload fits in CQ nominal quota",
+     [cq("q", 4, "c", **_LA), cq("q_borrowing", 0, "r", **_LA), cq("q_same_cohort", 0, "c", **_LA)], R_C2,
+     [("admitted_borrowing", "q_borrowing", 10, 3), ("admitted_same_cohort", "q_same_cohort", 10, 3)], ("q", 0, 4),
+     {("admitted_borrowing", RECLAIM), ("admitted_same_cohort", RECLAIM)}),
+    ("preempt hierarchical and priority candidates",
+     [cq("q", 0, "c", within="LowerPriority", reclaim="LowerPriority", borrow="LowerPriority", threshold=0),
+      cq("q_borrowing", 0, "r", **_LA), cq("q_same_cohort", 0, "c", **_LA)], R1_C4,
+     [("admitted_borrowing", "q_borrowing", -1, 2), ("admitted_same_cohort_preemptible", "q_same_cohort", -1, 1),
+      ("admitted_borrowing_not_preemptible", "q_borrowing", 1, 2)], ("q", 0, 3),
+     {("admitted_borrowing", RECLAIM), ("admitted_same_cohort_preemptible", WHILE)}),
+    ("preempt hierarchical candidates and inside CQ",
+     [cq("q", 0, "c", within="LowerPriority", reclaim="LowerPriority", borrow="LowerPriority", threshold=0),
+      cq("q_borrowing", 0, "r", **_LA), cq("q_same_cohort", 0, "c", **_LA)], R1_C4,
+     [("admitted_borrowing", "q_borrowing", -1, 2), ("admitted_same_queue_preemptible", "q", -1, 1),
+      ("admitted_borrowing_not_preemptible", "q_borrowing", 1, 2)], ("q", 0, 3),
+     {("admitted_borrowing", RECLAIM), ("admitted_same_queue_preemptible", IN_CQ)}),
+    ("reclaim nominal quota from lowest priority workload, excluding non-borrowing",
+     [cq("q", 0, "c", **_LA), cq("q_borrowing", 0, "r", **_LA), cq("q_nominal", 2, "r", **_LA)],
+     [cohort("r"), cohort("c", "r", 3)],
+     [("admitted_borrowing_prio_8", "q_borrowing", 8, 1), ("admitted_borrowing_prio_9", "q_borrowing", 9, 1),
+      ("admitted_borrowing_prio_10", "q_borrowing", 9, 1), ("admitted_nominal", "q_nominal", -2, 2)], ("q", 0, 1),
+     {("admitted_borrowing_prio_8", RECLAIM)}),
+    ("infeasible preemption all available workloads in pruned subtrees",
+     [cq("q_other", 0, "c_other", **_LA), cq("q", 0, "c", **_LA), cq("q_same_cohort", 0, "c", **_LA)],
+     [cohort("r"), cohort("c", "r", 2), cohort("c_other", "r", 2)],
+     [("admitted_other_1", "q_other", -10, 1), ("admitted_other_2", "q_other", -10, 1),
+      ("admitted_same_cohort", "q_same_cohort", 0, 2)], ("q", 0, 2), set()),
+    ("respect lending limits", [cq("q", 3, "c", lending_limit=2, **_LA), cq("q_borrowing", 0, "r", **_LA)], R_C2,
+     [("admitted_borrowing", "q_borrowing", 0, 4)], ("q", -2, 5), {("admitted_borrowing", RECLAIM)}),
+    ("reclaim in complex hierarchy",
+     [cq("q1", 0, "c12", **_LA), cq("q2", 0, "c23", **_LA), cq("q3", 0, "c22", **_LA), cq("q4", 0, "c32", **_LA),
+      cq("q5", 0, "c31", **_LA)], COMPLEX,
+     [("admitted_borrowing_1", "q1", -6, 4), ("admitted_borrowing_2", "q1", -5, 4),
+      ("admitted_borrowing_3", "q2", -9, 4), ("admitted_borrowing_4", "q2", -10, 4),
+      ("admitted_borrowing_5", "q3", -4, 4), ("admitted_borrowing_6", "q3", -3, 3),
+      ("admitted_borrowing_7", "q4", 4, 2), ("admitted_borrowing_8", "q4", 2, 3)], ("q5", -2, 7),
+     {("admitted_borrowing_1", RECLAIM), ("admitted_borrowing_4", RECLAIM)}),
+]
+
+
+@pytest.mark.parametrize("name,cqs,cohorts,admitted,incoming,want", HIER_CASES, ids=[c[0] for c in HIER_CASES])
+def test_kueue_hierarchical_preemption_matches_upstream(name, cqs, cohorts, admitted, incoming, want):
+    # A pool with room for every pod, so that only quota decides (the 7-GPU preemptor needs a free node).
+    assert run_case(cqs, admitted, incoming, cohorts=cohorts, pool=BIG_POOL) == want, f"{HIER_SRC}: {name}"
+
+
+def test_hierarchical_eviction_message_names_both_paths():
+    # TestHierarchicalPreemptions "preempt with hierarchical advantage": Kueue's message on the victim.
+    got = run_case(HIER_CASES[0][1], HIER_CASES[0][3], HIER_CASES[0][4], cohorts=R_C2, messages=True)
+    assert got == {"admitted2": "KueueInCohortReclamation: Preempted to accommodate a workload (in) due to "
+                                "reclamation within the cohort; preemptor path: /r/c/q; preemptee path: /r/q_borrowing"}
