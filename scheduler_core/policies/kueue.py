@@ -386,7 +386,9 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             def order(c):
                 cq, wl, flavor, mode, victims = c
                 drs = self._drs(cq, flavor, wl) if self.cfg.fair_sharing else 0.0
-                return (mode == "borrow", victims is not None, -wl.priority, drs, wl.enqueued_at, wl.seq)
+                borrows = (mode == "borrow" if self.tree is None or mode != "borrow"
+                           else self.tree.borrow_height(self, cq, flavor, wl))
+                return (borrows, victims is not None, -wl.priority, drs, wl.enqueued_at, wl.seq)
 
             cq, wl, flavor, mode, victims = min(cands, key=order)
             if victims:

@@ -7,6 +7,8 @@ ClusterQueue or as a parent but not stated exists with no quota, as in Kueue."""
 
 import pytest
 
+from scheduler_core import simulate
+
 from tests.scheduler_core.upstream.kueue_harness import BIG_POOL, cohort, cq, run_case, run_fair_case
 
 FAIR_SRC = "kueue pkg/scheduler/preemption/preemption_fair_test.go TestFairPreemptions"
@@ -172,3 +174,50 @@ def test_hierarchical_eviction_message_names_both_paths():
     got = run_case(HIER_CASES[0][1], HIER_CASES[0][3], HIER_CASES[0][4], cohorts=R_C2, messages=True)
     assert got == {"admitted2": "KueueInCohortReclamation: Preempted to accommodate a workload (in) due to "
                                 "reclamation within the cohort; preemptor path: /r/c/q; preemptee path: /r/q_borrowing"}
+
+
+SCHED_SRC = "kueue pkg/scheduler/scheduler_test.go TestSchedule"
+
+
+def schedule(cqs, cohorts, workloads):
+    """workloads: (name, cq, priority, gpus, arrival).  Returns {name: admitted, or Kueue's pending words}."""
+    docs = [{"kind": "batch", "name": n, "tenant": q, "priority": p, "gpus_per_worker": g, "duration": "10h",
+             "arrival": {"at": at}} for n, q, p, g, at in workloads]
+    stack = {"control_plane": {"scheduler": "kube-default", "admission": "kueue",
+                               "kueue": {"cluster_queues": cqs, "cohorts": cohorts}}}
+    r = simulate({"name": "kueue-schedule", "horizon": "1h", "pool": BIG_POOL, "stack": stack, "workloads": docs})
+    return {w.name: "admitted" if w.start is not None else w.pending_reason for w in r.workloads}
+
+
+def _lender_borrower(lending_limit):
+    return ([cq("cq-lender", 10, "child", lending_limit=lending_limit), cq("cq-borrower", 5, "child",
+                                                                          borrowing_limit=10)],
+            [cohort("root"), cohort("child", "root")])
+
+
+def test_hierarchical_cohort_respects_lending_limit_when_borrowing():
+    # TestSchedule "hierarchical cohort respects lending limit when borrowing": the lender lends 3 of its 10.
+    cqs, cohorts = _lender_borrower(3)
+    got = schedule(cqs, cohorts, [("wl-existing", "cq-borrower", 0, 5, 0.0), ("wl-pending", "cq-borrower", 0, 4, 10.0)])
+    assert got == {"wl-existing": "admitted", "wl-pending": "couldn't assign flavors to pod set main: insufficient "
+                                                            "unused quota for nvidia.com/gpu in flavor default, "
+                                                            "1 more needed"}, SCHED_SRC
+
+
+def test_hierarchical_cohort_allows_borrowing_up_to_lending_limit():
+    # TestSchedule "hierarchical cohort allows borrowing up to lending limit": 5 lent, 5 asked.
+    cqs, cohorts = _lender_borrower(5)
+    got = schedule(cqs, cohorts, [("wl-existing", "cq-borrower", 0, 5, 0.0),
+                                  ("wl-borrowing", "cq-borrower", 0, 5, 10.0)])
+    assert got == {"wl-existing": "admitted", "wl-borrowing": "admitted"}, SCHED_SRC
+
+
+def test_in_a_hierarchical_cohort_workload_borrowing_less_is_scheduled_first():
+    # TestSchedule "in a hierarchical cohort, workload borrowing less is scheduled first": the quota (4) is at
+    # the Cohort "guaranteed" under root; best-effort (priority 3) borrows from root, guaranteed (priority 0)
+    # only from its own Cohort, so it goes first although its priority is lower.  (Upstream's best-effort
+    # reads "Workload no longer fits after processing another workload", a one-cycle message.)
+    cqs = [cq("guaranteed", 0, "guaranteed"), cq("best-effort", 0, "root")]
+    got = schedule(cqs, [cohort("root"), cohort("guaranteed", "root", 4)],
+                   [("guaranteed", "guaranteed", 0, 4, 0.0), ("best-effort", "best-effort", 3, 4, 0.0)])
+    assert got["guaranteed"] == "admitted" and got["best-effort"] != "admitted", SCHED_SRC
