@@ -131,6 +131,27 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
                 if self.cfg.wait_for_pods_ready.block_admission:
                     self.sim.request_cycle()
 
+    def keeps_reservation(self, wl: "Workload") -> bool:
+        """Whether an admitted workload that loses pods (node failure) keeps its quota while its job
+        recreates them: with waitForPodsReady, Kueue leaves it admitted; one that was PodsReady turns
+        PodsReady=False (WaitForRecovery) and has ``recovery_timeout`` (default: ``timeout``; 0: no limit)
+        to be ready again, else it is evicted (PodsReadyTimeout) and requeued with the backoff.  One not
+        yet ready keeps its admission timeout (workload_controller.go ``admittedNotReadyWorkload``, v0.19)."""
+        wfpr = self.cfg.wait_for_pods_ready
+        if not wfpr.enable or wl.uid not in self.admitted:
+            return False
+        if wl.uid in self.ready:
+            self.ready.discard(wl.uid)
+            ev = wl.admission_info.get("timer")
+            if ev is not None:
+                ev.cancel()
+            recovery = wfpr.timeout if wfpr.recovery_timeout is None else wfpr.recovery_timeout
+            wl.admission_info["timer"] = (self.sim.schedule_in(recovery, Priority.MONITOR, self._pods_ready_check,
+                                                               wl, "WaitForRecovery") if recovery > 0 else None)
+            self.sim.log_event("pods-ready-false", wl, "WaitForRecovery: At least one pod has failed, waiting "
+                                                       "for recovery")
+        return True
+
     def on_finish(self, wl: "Workload") -> None:
         self._release(wl)
         self.cq_of(wl).queue.remove(wl)
@@ -536,7 +557,7 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             wl.admission_info["timer"] = sim.schedule_in(wfpr.timeout, Priority.MONITOR, self._pods_ready_check, wl)
         return True
 
-    def _pods_ready_check(self, wl: "Workload") -> None:
+    def _pods_ready_check(self, wl: "Workload", cause: str = "WaitForStart") -> None:
         if wl.uid not in self.admitted:
             return
         wl.admission_info["timer"] = None
@@ -549,7 +570,11 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             self.sim.fail_workload(wl, "Deactivated")
             return
         delay = min(wfpr.backoff_max, wfpr.backoff_base * 2 ** (n - 1))
-        self.sim.evict(wl, "PodsReadyTimeout", requeue_delay=delay, preemption=False)
+        # Kueue's message names the Workload (namespace/name: the tenant's namespace here); the recovery
+        # eviction says so, the admission timeout keeps the reason alone as before.
+        message = (f"Exceeded the PodsReady timeout {wl.tenant}/{wl.name} (underlying cause WaitForRecovery)"
+                   if cause == "WaitForRecovery" else "")
+        self.sim.evict(wl, "PodsReadyTimeout", requeue_delay=delay, preemption=False, message=message)
         wl.admission_info["requeues"] = n
 
     # -- explanation ----------------------------------------------------------------

@@ -222,6 +222,10 @@ class WaitForPodsReady(DocumentModel):
     backoff_base: Duration = Field(60.0, description="requeuingStrategy.backoffBaseSeconds 60 (§4.5)")
     backoff_max: Duration = Field(3600.0, description="backoffMaxSeconds 3600 (§4.5)")
     backoff_limit_count: int | None = Field(None, ge=0, description="unset = unlimited (§4.5)")
+    recovery_timeout: Duration | None = Field(None, description=(
+        "recoveryTimeout: how long a workload that was PodsReady keeps its quota after losing pods (a node "
+        "failure) while they are recreated, before it is evicted (PodsReadyTimeout); unset = timeout (Kueue "
+        "v0.19's default), 0 = never"))
 
 
 class KueueConfig(DocumentModel):
