@@ -221,3 +221,36 @@ def test_in_a_hierarchical_cohort_workload_borrowing_less_is_scheduled_first():
     got = schedule(cqs, [cohort("root"), cohort("guaranteed", "root", 4)],
                    [("guaranteed", "guaranteed", 0, 4, 0.0), ("best-effort", "best-effort", 3, 4, 0.0)])
     assert got["guaranteed"] == "admitted" and got["best-effort"] != "admitted", SCHED_SRC
+
+
+def test_hierarchical_preemption_with_multiple_resources():
+    # TestHierarchicalPreemptions "hiearchical preemption with multiple resources": r (3 cpu) holds c (4 cpu,
+    # 4Gi memory) and q_borrowing; c holds q and q_same_cohort; no ClusterQueue has quota of its own.  Only
+    # memory needs preemption; c holds the incoming request within its own quota, so q_borrowing's workload,
+    # beyond c, is taken with the hierarchical advantage.  Every model pod asks for a GPU: c holds 100 GPUs
+    # of quota so that GPUs never decide (upstream has none).
+    def flavor(**quotas):
+        return [{"name": "default", "quotas": quotas}]
+
+    zero = flavor(**{"nvidia.com/gpu": 0, "cpu": 0, "memory": 0})
+    cqs = [{"name": n, "cohort": co, "flavors": zero, "preemption": {"within_cluster_queue": "LowerPriority",
+                                                                      "reclaim_within_cohort": "Any"}}
+           for n, co in (("q", "c"), ("q_borrowing", "r"), ("q_same_cohort", "c"))]
+    cohorts = [{"name": "r", "flavors": flavor(cpu=3)},
+               {"name": "c", "parent_name": "r", "flavors": flavor(**{"nvidia.com/gpu": 100, "cpu": 4, "memory": 4})}]
+
+    def wl(name, queue, prio, cpu, mem, at):
+        return {"kind": "batch", "name": name, "tenant": queue, "priority": prio, "gpus_per_worker": 1, "cpu": cpu,
+                "host_memory_gib": mem, "duration": "10h", "arrival": {"at": at}}
+
+    pool = {"node_groups": [{"name": "dgx", "count": 4, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8, "cpu": 64,
+                             "memory_gib": 512}]}
+    stack = {"control_plane": {"scheduler": "kube-default", "admission": "kueue",
+                               "kueue": {"cluster_queues": cqs, "cohorts": cohorts}}}
+    r = simulate({"name": "kueue-multi", "horizon": "2h", "pool": pool, "stack": stack, "workloads": [
+        wl("admitted_borrowing", "q_borrowing", 0, 3, 1, 0.0), wl("admitted_same_cohort", "q_same_cohort", -2, 1, 3, 1.0),
+        wl("in", "q", -2, 2, 1, 60.0)]})
+    assert {e.workload for e in r.events.entries if e.kind == "admit" and e.t < 60} == {
+        "admitted_borrowing", "admitted_same_cohort"}
+    got = {(e.workload, e.detail.split(":", 1)[0]) for e in r.events.entries if e.kind == "preempt" and e.t == 60}
+    assert got == {("admitted_borrowing", "KueueInCohortReclamation")}, HIER_SRC
