@@ -411,7 +411,10 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
                            else self.tree.borrow_height(self, cq, flavor, wl))
                 return (borrows, victims is not None, -wl.priority, drs, wl.enqueued_at, wl.seq)
 
-            cq, wl, flavor, mode, victims = min(cands, key=order)
+            if self.tree is not None and self.cfg.fair_sharing:  # hierarchical cohorts: Kueue's tournament
+                cq, wl, flavor, mode, victims = self.tree.pick(self, cands, order)
+            else:
+                cq, wl, flavor, mode, victims = min(cands, key=order)
             if victims:
                 for v, reason in victims:
                     self.sim.evict(v, "Kueue" + reason, message=(

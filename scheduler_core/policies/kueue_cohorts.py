@@ -239,6 +239,47 @@ class CohortTree:
                 best = max(best, height if height is not None else self._height(self.root(cq)))
         return best
 
+    def pick(self, adm, cands: list, order):
+        """The admission pass's next entry under fair sharing (fair_sharing_iterator.go ``runTournament``):
+        in each tree, every Cohort's entry is the best of its child Cohorts' and ClusterQueues' entries,
+        compared by the share of the child below that Cohort with the entry's usage added - one that does
+        not borrow a resource it asks for first (FairSharingPrioritizeNonBorrowing), then the lower share,
+        then priority and arrival; entries that need preemption after the others, as the flat order has
+        it.  Across trees (and ClusterQueues without a cohort), the flat order."""
+        by_cq = {c[0].name: c for c in cands}
+        winners, roots = [], []
+        for c in cands:
+            if self.parent(c[0]) is None:
+                winners.append(c)
+            else:
+                root = self.root(c[0])
+                if root not in roots:
+                    roots.append(root)
+        for root in roots:
+            w = self._tournament(adm, root, by_cq)
+            if w is not None:
+                winners.append(w)
+        return min(winners, key=order)
+
+    def _tournament(self, adm, node: CohortNode, by_cq: dict):
+        entries = [w for w in (self._tournament(adm, ch, by_cq) for ch in node.cohorts) if w is not None]
+        entries += [by_cq[c.name] for c in node.cqs if c.name in by_cq]
+        if not entries:
+            return None
+
+        def key(entry) -> tuple:
+            cq, wl, flavor, _, victims = entry
+            ov, asked = {}, set()
+            for fl, part in adm._parts(cq, flavor, adm._usage(wl)):
+                for r, a in part.items():
+                    ov[(cq.name, fl, r)] = cq.usage.get((fl, r), 0.0) + a
+                    asked.add((fl, r))
+            child = self._almost(cq, node)
+            borrows_asked = any(self.usage(child, fr, ov) > self.subtree[child].get(fr, 0.0) + EPS for fr in asked)
+            return (victims is not None, borrows_asked, self.drs(child, ov)[:2], -wl.priority, wl.enqueued_at, wl.seq)
+
+        return min(entries, key=key)
+
     # -- preemption -------------------------------------------------------------------------------------
     def _setup(self, adm, cq: ClusterQueueState, wl: "Workload", flavor: str, need: dict[str, float]):
         """(resources needing preemption, whether a workload uses them, whether a policy allows it)."""

@@ -254,3 +254,92 @@ def test_hierarchical_preemption_with_multiple_resources():
         "admitted_borrowing", "admitted_same_cohort"}
     got = {(e.workload, e.detail.split(":", 1)[0]) for e in r.events.entries if e.kind == "preempt" and e.t == 60}
     assert got == {("admitted_borrowing", "KueueInCohortReclamation")}, HIER_SRC
+
+
+FS_SRC = "kueue pkg/scheduler/scheduler_fs_test.go TestScheduleForFairSharing"
+
+
+def fair_schedule(cqs, cohorts, admitted, pending):
+    """admitted: (name, cq, gpus) admitted at t=0 in order; pending: (name, cq, gpus) arriving together at t=10.
+    Returns the pending ones Kueue's fair-sharing pass admits (one admission pass: the others do not fit)."""
+    docs = [{"kind": "batch", "name": n, "tenant": q, "gpus_per_worker": g, "duration": "10h",
+             "arrival": {"at": 0.0 if i < len(admitted) else 10.0}}
+            for i, (n, q, g) in enumerate([*admitted, *pending])]
+    stack = {"control_plane": {"scheduler": "kube-default", "admission": "kueue",
+                               "kueue": {"cluster_queues": cqs, "cohorts": cohorts, "fair_sharing": True}}}
+    pool = {"node_groups": [{"name": "dgx", "count": 40, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8}]}
+    r = simulate({"name": "kueue-fs", "horizon": "1h", "pool": pool, "stack": stack, "workloads": docs})
+    admitted_at = {e.workload: e.t for e in r.events.entries if e.kind == "admit"}
+    assert all(admitted_at.get(n) == 0.0 for n, _, _ in admitted), "the case's admitted workloads must fit"
+    return {n for n, _, _ in pending if n in admitted_at}
+
+
+def _od(name, nominal, cohort_name):
+    return cq(name, nominal, cohort_name)
+
+
+FS_CASES = [
+    # root holds Cohort-A (10: cq-a) and Cohort-B (cq-b 5, cq-c 0); c0 borrows 10 through Cohort-B.  Within
+    # its own quota cq-b's wl-b does not borrow, but Cohort-B does: Cohort-A's wl-a wins at root.
+    ("with fair sharing: hierarchical nominal-first prefers non-borrowing subtree",
+     [_od("cq-a", 0, "Cohort-A"), _od("cq-b", 5, "Cohort-B"), _od("cq-c", 0, "Cohort-B")],
+     [cohort("root"), cohort("Cohort-A", "root", 10), cohort("Cohort-B", "root")],
+     [("c0", "cq-c", 10)], [("wl-a", "cq-a", 5), ("wl-b", "cq-b", 5)], {"wl-a"}),
+    ("with fair sharing: hierarchical nominal-first with deeper nesting",
+     [_od("cq-a", 0, "SUB-A"), _od("cq-b", 5, "Cohort-B"), _od("cq-c", 0, "Cohort-B")],
+     [cohort("root"), cohort("Cohort-A", "root"), cohort("SUB-A", "Cohort-A", 10), cohort("Cohort-B", "root")],
+     [("c0", "cq-c", 10)], [("wl-a", "cq-a", 5), ("wl-b", "cq-b", 5)], {"wl-a"}),
+    ("with fair sharing: hierarchical nominal-first with mixed CQ and cohort quotas",
+     [_od("cq-a1", 5, "Cohort-A"), _od("cq-a2", 3, "Cohort-A"), _od("cq-b", 5, "Cohort-B"), _od("cq-c", 3, "Cohort-B")],
+     [cohort("root"), cohort("Cohort-A", "root", 10), cohort("Cohort-B", "root", 10)],
+     [("a2-admitted", "cq-a2", 6), ("c-admitted", "cq-c", 20)], [("wl-a1", "cq-a1", 7), ("wl-b", "cq-b", 4)],
+     {"wl-a1"}),
+    # A (200) holds B (d, e) and C (f, g): d1 wins in B (share 400 against e1's 405), f1 in C, and B's share with
+    # d1 (500) is below C's with f1 (505).
+    ("hierarchical fair sharing schedule workload which wins tournament",
+     [_od(n, 0, co) for n, co in (("d", "B"), ("e", "B"), ("f", "C"), ("g", "C"))],
+     [cohort("A", None, 200), cohort("B", "A"), cohort("C", "A")],
+     [("d0", "d", 10), ("e0", "e", 20), ("g0", "g", 100)],
+     [("d1", "d", 70), ("e1", "e", 61), ("f1", "f", 1), ("g1", "g", 1)], {"d1"}),
+]
+
+
+@pytest.mark.parametrize("name,cqs,cohorts,admitted,pending,want", FS_CASES, ids=[c[0] for c in FS_CASES])
+def test_kueue_hierarchical_fair_sharing_admission_matches_upstream(name, cqs, cohorts, admitted, pending, want):
+    assert fair_schedule(cqs, cohorts, admitted, pending) == want, f"{FS_SRC}: {name}"
+
+
+def test_hierarchical_nominal_first_per_flavor_ignores_cross_flavor_borrowing():
+    # TestScheduleForFairSharing "with fair sharing: hierarchical nominal-first per-flavor ignores cross-flavor
+    # borrowing": Cohort-A holds 10 on-demand (cq-a: 0 of each), Cohort-B 10 spot (cq-b: 5 on-demand).
+    # Cohort-A borrows spot, but wl-a asks for on-demand, where Cohort-A does not borrow: wl-a wins at root
+    # although Cohort-B's share is lower.  Admitted workloads are pinned to their flavor by its node group.
+    def two(od, spot):
+        return [{"name": "on-demand", "node_groups": ["od"], "quotas": {"nvidia.com/gpu": od}},
+                {"name": "spot", "node_groups": ["spot"], "quotas": {"nvidia.com/gpu": spot}}]
+
+    cqs = [{"name": "cq-a", "cohort": "Cohort-A", "flavors": two(0, 0)},
+           {"name": "cq-b", "cohort": "Cohort-B", "flavors": two(5, 0)}]
+    cohorts = [{"name": "root"},
+               {"name": "Cohort-A", "parent_name": "root", "flavors": [two(10, 0)[0]]},
+               {"name": "Cohort-B", "parent_name": "root", "flavors": [two(0, 10)[1]]}]
+
+    def wl(name, queue, gpus, at, group=None):
+        doc = {"kind": "batch", "name": name, "tenant": queue, "gpus_per_worker": gpus, "duration": "10h",
+               "arrival": {"at": at}}
+        return {**doc, "node_group": group} if group else doc
+
+    pool = {"node_groups": [{"name": g, "count": 4, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8}
+                            for g in ("od", "spot")]}
+    stack = {"control_plane": {"scheduler": "kube-default", "admission": "kueue",
+                               "kueue": {"cluster_queues": cqs, "cohorts": cohorts, "fair_sharing": True}}}
+    r = simulate({"name": "kueue-fs-flavors", "horizon": "1h", "pool": pool, "stack": stack, "workloads": [
+        wl("spot-admitted", "cq-a", 5, 0.0, "spot"), wl("od-admitted", "cq-b", 8, 0.0, "od"),
+        wl("wl-a", "cq-a", 4, 10.0), wl("wl-b", "cq-b", 4, 10.0)]})
+    # wl-a takes on-demand; wl-b no longer fits there (upstream's cycle ends here) and, next, takes spot.  Had
+    # wl-b gone first, it would hold on-demand and wl-a would be left with spot.
+    admits = {e.workload: e.detail for e in r.events.entries if e.kind == "admit"}
+    assert admits == {"spot-admitted": "ClusterQueue cq-a, flavor spot (borrowing)",
+                      "od-admitted": "ClusterQueue cq-b, flavor on-demand (borrowing)",
+                      "wl-a": "ClusterQueue cq-a, flavor on-demand (borrowing)",
+                      "wl-b": "ClusterQueue cq-b, flavor spot (borrowing)"}, FS_SRC
