@@ -302,9 +302,11 @@ class CohortTree:
         return frs, uses, allowed
 
     @staticmethod
-    def _order(v, c, cq) -> tuple:
-        """CandidatesOrdering: other ClusterQueues first, lowest priority, newest reservation, uid."""
-        return (c is cq, v.priority, -(v.admitted_at or 0.0), v.uid)
+    def _order(v, c, cq, newest_uid_first: bool = False) -> tuple:
+        """CandidatesOrdering: other ClusterQueues first, lowest priority, newest reservation, then UID (random
+        in a cluster; the model's flat searches break this last tie as they always did: classic preemption
+        takes the later-created workload first, fair sharing the earlier, as upstream's tables name them)."""
+        return (c is cq, v.priority, -(v.admitted_at or 0.0), -v.uid if newest_uid_first else v.uid)
 
     def _changer(self, adm, flavor: str, ov: dict):
         def change(v, c, sign: float) -> None:
@@ -361,7 +363,7 @@ class CohortTree:
             for v in c.admitted.values():
                 kind = variant(v, c, advantage)
                 if kind is not None:
-                    out.append((self._order(v, c, cq), v, c, kind, lca))
+                    out.append((self._order(v, c, cq, True), v, c, kind, lca))
 
         def collect(node: CohortNode, top: CohortNode, skip, advantage: bool, out: list) -> None:
             for ch in node.cohorts:

@@ -89,3 +89,21 @@ def test_flat_fair_sharing_cases_give_the_same_victims_through_the_tree(name, cq
                          ids=[c[0] for c in flat_classic.CASES])
 def test_flat_classic_cases_give_the_same_victims_through_the_tree(name, cqs, admitted, incoming, want):
     assert run_case(cqs, admitted, incoming, cohorts=MARKER) == want, name
+
+
+def test_a_synthetic_week_gives_the_same_decisions_through_the_tree():
+    # The synthetic Kueue week (8 ClusterQueues in one cohort, GPUs, cpu and memory quotas, reclaim): the same
+    # admissions and preemptions through the cohort tree, apart from the paths the tree's messages name.
+    from scheduler_core import synthetic_scenario
+
+    doc = synthetic_scenario(nodes=32, jobs=1200, services=10, days=3, seed=3, stack="kueue", host_resources=True)
+    doc = doc.model_dump() if hasattr(doc, "model_dump") else doc
+    flat = simulate(doc)
+    doc["stack"]["control_plane"]["kueue"]["cohorts"] = MARKER
+    tree = simulate(doc)
+
+    def decisions(r):
+        return [(e.t, e.kind, e.workload, e.detail.split("; preemptor path")[0]) for e in r.events.entries]
+
+    assert sum(1 for e in flat.events.entries if e.kind == "preempt") > 0
+    assert decisions(tree) == decisions(flat)
