@@ -336,6 +336,8 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             self._charge_part(cq, fl, part, sign)
 
     def _charge_part(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], sign: float) -> None:
+        if self.tree is not None:
+            self.tree.changed()
         for r, a in need.items():
             before = cq.usage.get((flavor, r), 0.0)
             after = before + sign * a

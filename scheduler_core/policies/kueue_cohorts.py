@@ -66,6 +66,7 @@ class CohortTree:
                 self.cq_parent[cq.name] = p
                 p.cqs.append(cq)
         self.subtree: dict = {}
+        self._usage_cache: dict = {}
         for n in self.nodes.values():
             if n.parent is None:
                 self._fill(n)
@@ -130,7 +131,18 @@ class CohortTree:
         if n.__class__ is not CohortNode:
             cur = n.usage.get(fr, 0.0)
             return ov.get((n.name, fr[0], fr[1]), cur) if ov else cur
-        return sum(max(0.0, self.usage(ch, fr, ov) - self._local(ch, fr)) for ch in self._children(n))
+        if not ov:  # the books' own usage: kept until a ClusterQueue's usage changes (``changed``)
+            cached = self._usage_cache.get((n, fr))
+            if cached is not None:
+                return cached
+        out = sum(max(0.0, self.usage(ch, fr, ov) - self._local(ch, fr)) for ch in self._children(n))
+        if not ov:
+            self._usage_cache[(n, fr)] = out
+        return out
+
+    def changed(self) -> None:
+        """A ClusterQueue's usage changed (admission or release): Cohort usage is read again."""
+        self._usage_cache.clear()
 
     def available(self, n, fr, ov=None) -> float:
         """What n may still take of fr: its unused local quota plus what its parent may give (``available``)."""
@@ -349,7 +361,7 @@ class CohortTree:
         ov: dict = {}
 
         def variant(v, c, advantage: bool) -> str | None:
-            if not uses(v) or not allowed(pol.within_cluster_queue if c is cq else pol.reclaim_within_cohort, v):
+            if not allowed(pol.within_cluster_queue if c is cq else pol.reclaim_within_cohort, v) or not uses(v):
                 return None
             if c is cq:
                 return "own"
@@ -374,7 +386,10 @@ class CohortTree:
                     from_cq(c, top, advantage, out)
 
         own: list = []
-        if pol.within_cluster_queue != "Never":
+        # No admitted workload of a priority the policy allows: no own candidate (the priorities are counted).
+        lowest = min(cq.priorities) if cq.priorities else None
+        if pol.within_cluster_queue != "Never" and lowest is not None and (
+                lowest < wl.priority or (lowest == wl.priority and pol.within_cluster_queue == "LowerOrNewerEqualPriority")):
             from_cq(cq, None, False, own)
         hier: list = []
         prio: list = []
