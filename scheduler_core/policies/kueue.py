@@ -19,7 +19,9 @@
   name, otherwise), and it is admitted when every group has room.
 * **Cohorts**: each CQ keeps ``nominal - lendingLimit`` for itself and lends
   the rest to a pool shared by the cohort; usage above that guaranteed part
-  comes from the pool; ``borrowingLimit`` caps usage above nominal (§4.2).
+  comes from the pool; ``borrowingLimit`` caps usage above nominal (§4.2).  With Cohort objects
+  stated (hierarchical cohorts), quota, the admission order and preemption go through the cohort tree
+  (:mod:`scheduler_core.policies.kueue_cohorts`).
 * Order: StrictFIFO blocks a CQ behind its head; BestEffortFIFO lets newer
   workloads that fit pass.  Across CQs, workloads that fit without borrowing
   go first, then higher priority, then (with fair sharing) the lower share,
@@ -36,7 +38,9 @@
   running after ``timeout`` is evicted, its quota released, and requeued
   after ``backoff_base * 2^(n-1)`` capped at ``backoff_max``; after
   ``backoff_limit_count`` requeues it is deactivated.  ``block_admission``
-  admits one workload at a time until it is ready.
+  admits one workload at a time until it is ready.  A workload that loses pods to
+  a node failure stays admitted while they are recreated; one that was ready
+  gets ``recovery_timeout`` (``keeps_reservation``).
 * **TAS** (§4.5): with TAS on, every flavor names the topology (as the export
   writes them), so every ClusterQueue is TAS-only and every workload gets a
   topology assignment before admission: a required or preferred level is
