@@ -19,7 +19,9 @@
   name, otherwise), and it is admitted when every group has room.
 * **Cohorts**: each CQ keeps ``nominal - lendingLimit`` for itself and lends
   the rest to a pool shared by the cohort; usage above that guaranteed part
-  comes from the pool; ``borrowingLimit`` caps usage above nominal (§4.2).
+  comes from the pool; ``borrowingLimit`` caps usage above nominal (§4.2).  With Cohort objects
+  stated (hierarchical cohorts), quota, the admission order and preemption go through the cohort tree
+  (:mod:`scheduler_core.policies.kueue_cohorts`).
 * Order: StrictFIFO blocks a CQ behind its head; BestEffortFIFO lets newer
   workloads that fit pass.  Across CQs, workloads that fit without borrowing
   go first, then higher priority, then (with fair sharing) the lower share,
@@ -36,7 +38,9 @@
   running after ``timeout`` is evicted, its quota released, and requeued
   after ``backoff_base * 2^(n-1)`` capped at ``backoff_max``; after
   ``backoff_limit_count`` requeues it is deactivated.  ``block_admission``
-  admits one workload at a time until it is ready.
+  admits one workload at a time until it is ready.  A workload that loses pods to
+  a node failure stays admitted while they are recreated; one that was ready
+  gets ``recovery_timeout`` (``keeps_reservation``).
 * **TAS** (§4.5): with TAS on, every flavor names the topology (as the export
   writes them), so every ClusterQueue is TAS-only and every workload gets a
   topology assignment before admission: a required or preferred level is
@@ -56,6 +60,7 @@ from typing import TYPE_CHECKING
 from scheduler_core.events import Priority
 from scheduler_core.policies.base import ControlPlanePolicy
 from scheduler_core.policies.cluster_queue import EPS, INF, ClusterQueueState
+from scheduler_core.policies.kueue_cohorts import CohortTree
 from scheduler_core.policies.kueue_preemption import KueuePreemptor
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -93,6 +98,8 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
                 for (fl, r), q in c._quota.items():
                     pk = (c.cohort, fl, r)
                     self.pool_cap[pk] = self.pool_cap.get(pk, 0.0) + q.nominal - c.guaranteed(fl, r)
+        # Hierarchical cohorts: with Cohort objects stated, quota comes through the cohort tree.
+        self.tree = CohortTree(self.cfg.cohorts, self.cqs) if self.cfg.cohorts else None
         self.admitted: dict[int, "Workload"] = {}
         self.ready: set[int] = set()
         # Incremental passes: quota only shrinks between releases, so failed shapes stay failed.
@@ -131,6 +138,27 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
                 self.ready.add(wl.uid)
                 if self.cfg.wait_for_pods_ready.block_admission:
                     self.sim.request_cycle()
+
+    def keeps_reservation(self, wl: "Workload") -> bool:
+        """Whether an admitted workload that loses pods (node failure) keeps its quota while its job
+        recreates them: with waitForPodsReady, Kueue leaves it admitted; one that was PodsReady turns
+        PodsReady=False (WaitForRecovery) and has ``recovery_timeout`` (default: ``timeout``; 0: no limit)
+        to be ready again, else it is evicted (PodsReadyTimeout) and requeued with the backoff.  One not
+        yet ready keeps its admission timeout (workload_controller.go ``admittedNotReadyWorkload``, v0.19)."""
+        wfpr = self.cfg.wait_for_pods_ready
+        if not wfpr.enable or wl.uid not in self.admitted:
+            return False
+        if wl.uid in self.ready:
+            self.ready.discard(wl.uid)
+            ev = wl.admission_info.get("timer")
+            if ev is not None:
+                ev.cancel()
+            recovery = wfpr.timeout if wfpr.recovery_timeout is None else wfpr.recovery_timeout
+            wl.admission_info["timer"] = (self.sim.schedule_in(recovery, Priority.MONITOR, self._pods_ready_check,
+                                                               wl, "WaitForRecovery") if recovery > 0 else None)
+            self.sim.log_event("pods-ready-false", wl, "WaitForRecovery: At least one pod has failed, waiting "
+                                                       "for recovery")
+        return True
 
     def on_finish(self, wl: "Workload") -> None:
         self._release(wl)
@@ -204,6 +232,8 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         if flavor.__class__ is tuple:
             modes = [self._fits(cq, fl, part, usage_override) for fl, part in self._parts(cq, flavor, need)]
             return None if None in modes else ("borrow" if "borrow" in modes else "fit")
+        if self.tree is not None:
+            return self.tree.fits(cq, flavor, need, usage_override)
         borrow = False
         for r, a in need.items():
             q = cq.quota(flavor, r)
@@ -315,6 +345,8 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
 
     def _charge_part(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], sign: float) -> None:
         self.usage_generation += 1
+        if self.tree is not None:
+            self.tree.changed()
         for r, a in need.items():
             before = cq.usage.get((flavor, r), 0.0)
             after = before + sign * a
@@ -344,6 +376,8 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
 
     def _drs(self, cq: ClusterQueueState, flavor: str, wl: "Workload") -> float:
         """Dominant resource share (§4.4): borrowed / lendable capacity of the cohort, / weight."""
+        if self.tree is not None:
+            return self.tree.admission_drs(self, cq, flavor, wl)
         if not cq.cohort:
             return 0.0
         best = 0.0
@@ -387,13 +421,19 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             def order(c):
                 cq, wl, flavor, mode, victims = c
                 drs = self._drs(cq, flavor, wl) if self.cfg.fair_sharing else 0.0
-                return (mode == "borrow", victims is not None, -wl.priority, drs, wl.enqueued_at, wl.seq)
+                borrows = (mode == "borrow" if self.tree is None or mode != "borrow"
+                           else self.tree.borrow_height(self, cq, flavor, wl))
+                return (borrows, victims is not None, -wl.priority, drs, wl.enqueued_at, wl.seq)
 
-            cq, wl, flavor, mode, victims = min(cands, key=order)
+            if self.tree is not None and self.cfg.fair_sharing:  # hierarchical cohorts: Kueue's tournament
+                cq, wl, flavor, mode, victims = self.tree.pick(self, cands, order)
+            else:
+                cq, wl, flavor, mode, victims = min(cands, key=order)
             if victims:
                 for v, reason in victims:
                     self.sim.evict(v, "Kueue" + reason, message=(
-                        f"Preempted to accommodate a workload ({wl.name}) due to {HUMAN_REASON[reason]}"))
+                        f"Preempted to accommodate a workload ({wl.name}) due to {HUMAN_REASON[reason]}"
+                        + (self._paths(cq, v) if self.tree is not None else "")))
                 for f in failed.values():
                     f.clear()  # freed quota: shapes that failed may fit now
                 cache.clear()
@@ -405,11 +445,17 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             if cq.cohort:
                 for name, c in self.cqs.items():
                     cand = cache.get(name)
-                    if name == cq.name or c.cohort != cq.cohort or cand is None:
+                    if name == cq.name or cand is None or (c.cohort != cq.cohort and (
+                            self.tree is None or not self.tree.same_tree(c, cq))):
                         continue
                     _, cwl, cflavor, cmode, cvictims = cand
                     if cvictims is not None or self._fits(c, cflavor, self._usage(cwl)) != cmode:
                         cache.pop(name, None)
+
+    def _paths(self, cq: ClusterQueueState, victim: "Workload") -> str:
+        """The cohort-tree paths Kueue's eviction message names (pkg/scheduler/preemption ``preemptionMessage``)."""
+        return (f"; preemptor path: {self.tree.path(cq)}; "
+                f"preemptee path: {self.tree.path(self.cqs[victim.admission_info['cq']])}")
 
     def _candidate(self, cq: ClusterQueueState, failed: set):
         strict = cq.spec.queueing_strategy == "StrictFIFO"
@@ -531,7 +577,7 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             wl.admission_info["timer"] = sim.schedule_in(wfpr.timeout, Priority.MONITOR, self._pods_ready_check, wl)
         return True
 
-    def _pods_ready_check(self, wl: "Workload") -> None:
+    def _pods_ready_check(self, wl: "Workload", cause: str = "WaitForStart") -> None:
         if wl.uid not in self.admitted:
             return
         wl.admission_info["timer"] = None
@@ -544,12 +590,18 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             self.sim.fail_workload(wl, "Deactivated")
             return
         delay = min(wfpr.backoff_max, wfpr.backoff_base * 2 ** (n - 1))
-        self.sim.evict(wl, "PodsReadyTimeout", requeue_delay=delay, preemption=False)
+        # Kueue's message names the Workload (namespace/name: the tenant's namespace here); the recovery
+        # eviction says so, the admission timeout keeps the reason alone as before.
+        message = (f"Exceeded the PodsReady timeout {wl.tenant}/{wl.name} (underlying cause WaitForRecovery)"
+                   if cause == "WaitForRecovery" else "")
+        self.sim.evict(wl, "PodsReadyTimeout", requeue_delay=delay, preemption=False, message=message)
         wl.admission_info["requeues"] = n
 
     # -- explanation ----------------------------------------------------------------
     def _room(self, cq: ClusterQueueState, flavor: str, r: str) -> tuple[float, float]:
         """(unused quota the CQ may still take, maximum it may ever hold) of ``r`` on ``flavor``."""
+        if self.tree is not None:
+            return self.tree.room(cq, flavor, r)
         q = cq.quota(flavor, r)
         cur = cq.usage.get((flavor, r), 0.0)
         if not cq.cohort:

@@ -52,6 +52,11 @@ class KueuePreemptor:
         if pol.within_cluster_queue == "Never" and pol.reclaim_within_cohort == "Never":
             return None
         fair = self.cfg.fair_sharing and cq.cohort
+        if self.tree is not None:  # hierarchical cohorts (scheduler_core.policies.kueue_cohorts)
+            if fair:
+                return self.tree.fair_victims(self, cq, wl, flavor, need, self.cfg.fair_sharing_preemption_strategies,
+                                              _STRATEGIES)
+            return self.tree.classic_victims(self, cq, wl, flavor, need)
         return (self._fair_victims if fair else self._victims_for)(cq, wl, flavor, need)
 
     @staticmethod

@@ -42,10 +42,11 @@ def _not_unique(loc: str, what: str, names: Iterable[str]) -> list[tuple[str, st
     return [(loc, f"{what} names must be unique: {', '.join(dup)}")] if dup else []
 
 
-def _parent_cycles(queues: list["KaiQueue"]) -> list[tuple[str, str]]:
-    """An error at the parent field of the queue that closes each cycle of KAI queue parents, which
-    leaves its queues without a root and so without a fair share."""
-    parent = {q.name: q.parent for q in queues}
+def _parent_cycles(queues: list, where: str = "stack.control_plane.kai.queues",
+                   field: str = "parent") -> list[tuple[str, str]]:
+    """An error at the parent field of the queue that closes each cycle of KAI queue parents (or Kueue
+    Cohort parents), which leaves its queues without a root and so without a fair share (or quota)."""
+    parent = {q.name: getattr(q, field) for q in queues}
     index = {q.name: i for i, q in reversed(list(enumerate(queues)))}  # the first queue of a name
     errs, seen = [], set()
     for start in parent:
@@ -56,7 +57,7 @@ def _parent_cycles(queues: list["KaiQueue"]) -> list[tuple[str, str]]:
             name = parent[name]
         if name in path:  # this walk closed a cycle
             cycle = path[path.index(name):]
-            errs.append((f"stack.control_plane.kai.queues.{index[cycle[0]]}.parent",
+            errs.append((f"{where}.{index[cycle[0]]}.{field}",
                          "parent cycle: " + " -> ".join([*cycle, cycle[0]])))
         seen.update(path)
     return errs
@@ -110,6 +111,14 @@ def check_references(sc: Scenario) -> list[tuple[str, str]]:
             if cq not in cqs:
                 errs.append((f"stack.control_plane.kueue.local_queues.{lq}", f"unknown ClusterQueue {cq!r}"))
         queue_sets.append(("Kueue LocalQueue or ClusterQueue", set(cp.kueue.local_queues) | cqs))
+        errs += _not_unique("stack.control_plane.kueue.cohorts", "Cohort", (c.name for c in cp.kueue.cohorts))
+        errs += _parent_cycles(cp.kueue.cohorts, "stack.control_plane.kueue.cohorts", "parent_name")
+        for i, co in enumerate(cp.kueue.cohorts):
+            for j, fl in enumerate(co.flavors):
+                for ng in fl.node_groups or []:
+                    if ng not in groups:
+                        errs.append((f"stack.control_plane.kueue.cohorts.{i}.flavors.{j}.node_groups",
+                                     f"unknown node group {ng!r}"))
         for i, cq in enumerate(cp.kueue.cluster_queues):
             for j, fl in enumerate(cq.flavors):
                 for ng in fl.node_groups or []:

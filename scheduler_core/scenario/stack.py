@@ -201,6 +201,20 @@ def resource_groups(flavors) -> list[tuple[list[str], list]]:
     return [(covered, group) for _set, covered, group in sets]
 
 
+class KueueCohort(DocumentModel):
+    """A Cohort object (kueue.x-k8s.io Cohort, v0.19, hierarchical cohorts): ClusterQueues name it in
+    ``cohort`` and Cohorts in ``parent_name``; a Cohort named but not stated exists with no quota.  Its own
+    quota (``flavors``, as a ClusterQueue states them) is lent to its subtree; ``lending_limit`` caps what
+    it lends upward and ``borrowing_limit`` what it takes from its parent (pkg/cache/scheduler
+    resource_node.go)."""
+
+    name: str
+    parent_name: str | None = Field(None, description="spec.parentName: the parent Cohort (none: a root)")
+    flavors: list[KueueFlavorQuotas] = Field(default_factory=list, description="spec.resourceGroups' flavors "
+                                             "and quotas (nominal, borrowing_limit, lending_limit)")
+    fair_sharing_weight: float = Field(1.0, ge=0, description="spec.fairSharing.weight")
+
+
 class WaitForPodsReady(DocumentModel):
     enable: bool = False
     timeout: Duration = Field(1800.0, description="default 30 min (§4.5)")
@@ -208,11 +222,18 @@ class WaitForPodsReady(DocumentModel):
     backoff_base: Duration = Field(60.0, description="requeuingStrategy.backoffBaseSeconds 60 (§4.5)")
     backoff_max: Duration = Field(3600.0, description="backoffMaxSeconds 3600 (§4.5)")
     backoff_limit_count: int | None = Field(None, ge=0, description="unset = unlimited (§4.5)")
+    recovery_timeout: Duration | None = Field(None, description=(
+        "recoveryTimeout: how long a workload that was PodsReady keeps its quota after losing pods (a node "
+        "failure) while they are recreated, before it is evicted (PodsReadyTimeout); unset = timeout (Kueue "
+        "v0.19's default), 0 = never"))
 
 
 class KueueConfig(DocumentModel):
     cluster_queues: list[ClusterQueue] = Field(min_length=1)
     local_queues: dict[str, str] = Field(default_factory=dict, description="LocalQueue -> ClusterQueue")
+    cohorts: list[KueueCohort] = Field(default_factory=list, description=(
+        "Cohort objects (hierarchical cohorts): quota, parent and fair-sharing weight of the cohorts the "
+        "ClusterQueues name; unset: every cohort is a flat pool of its ClusterQueues' lendable quota"))
     wait_for_pods_ready: WaitForPodsReady = Field(default_factory=WaitForPodsReady)
     topology_aware_scheduling: bool = Field(False, description="TAS: every flavor names the topology (racks, then "
                                             "nodes); a workload is admitted only if every pod fits in concrete "

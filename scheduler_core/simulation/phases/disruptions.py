@@ -46,6 +46,10 @@ class DisruptionPhase:
                     self.release_pod(p)
                     self.create_pods(wl, 1)
                 self.refresh_service(wl)
+            elif self.admission is not None and self.admission.keeps_reservation(wl):
+                # Kueue's waitForPodsReady: the workload stays admitted while its job recreates the pods.
+                for p in [p for p in wl.pods if p.node is node]:
+                    self.lose_pod(p, node_down=True)
             else:
                 self.evict(wl, "NodeFailure", preemption=False)
         self.schedule_in(duration, Priority.FAULT, self._node_back, node)

@@ -137,6 +137,12 @@ class TerminationPhase:
         self.preemptions += 1
         wl.preemptions += 1
         self.preempt_reasons[reason] = self.preempt_reasons.get(reason, 0) + 1
+        self.lose_pod(pod)
+
+    def lose_pod(self, pod: Pod, node_down: bool = False) -> None:
+        """A pod is gone (deleted with its grace period, or at once on a failed node) and its controller
+        creates a replacement; a running gang that loses a worker stops and rolls back to its checkpoint."""
+        wl = pod.wl
         if wl.kind != "inference" and wl.gang_complete and wl.pods_total > 1:
             self.lost_gpu_hours += self._rollback(wl)
             ctxs = [c for p in wl.pods for c in p.contexts]
@@ -155,7 +161,10 @@ class TerminationPhase:
             self.lost_gpu_hours += self._rollback(wl)
             wl.gang_complete = False
             self.set_state(wl, "queued")
-        self._terminate_later(pod, self.params.termination_grace)
+        if node_down:
+            self.release_pod(pod)
+        else:
+            self._terminate_later(pod, self.params.termination_grace)
         if wl.kind == "inference":
             self.refresh_service(wl)
         self.create_pods(wl, 1)

@@ -32,9 +32,28 @@ def cq(name, nominal, cohort=None, borrowing_limit=None, lending_limit=None, wit
     return out
 
 
+def cohort(name, parent=None, nominal=None, weight=None, borrowing_limit=None, lending_limit=None):
+    """A Cohort object (hierarchical cohorts): its parent, own quota of the one flavor and weight."""
+    out = {"name": name}
+    if parent:
+        out["parent_name"] = parent
+    if nominal is not None:
+        q = {"nominal": nominal}
+        if borrowing_limit is not None:
+            q["borrowing_limit"] = borrowing_limit
+        if lending_limit is not None:
+            q["lending_limit"] = lending_limit
+        out["flavors"] = [{"name": "default", "quotas": {"nvidia.com/gpu": q}}]
+    if weight is not None:
+        out["fair_sharing_weight"] = weight
+    return out
+
+
 def run_case(cqs: list[dict], admitted: list[tuple[str, str, int, int]], incoming: tuple[str, int, int],
-             incoming_created_early: float = 0.0):
-    """admitted: (name, cq, priority, gpus); incoming: (cq, priority, gpus).  Returns {(victim, reason)}."""
+             incoming_created_early: float = 0.0, cohorts: list[dict] | None = None, messages: bool = False,
+             pool: dict | None = None):
+    """admitted: (name, cq, priority, gpus); incoming: (cq, priority, gpus).  Returns {(victim, reason)}
+    (with ``messages``: {victim: eviction message})."""
     docs = []
     for i, (name, queue, prio, gpus) in enumerate(admitted):
         docs.append({"kind": "batch", "name": name, "tenant": queue, "priority": prio, "gpus_per_worker": gpus,
@@ -42,13 +61,20 @@ def run_case(cqs: list[dict], admitted: list[tuple[str, str, int, int]], incomin
     queue, prio, gpus = incoming
     docs.append({"kind": "batch", "name": "in", "tenant": queue, "priority": prio, "gpus_per_worker": gpus,
                  "duration": "10h", "arrival": {"at": PREEMPT_AT}, "created_early": incoming_created_early})
-    stack = {"control_plane": {"scheduler": "kube-default", "admission": "kueue",
-                               "kueue": {"cluster_queues": cqs}}}
-    r = simulate({"name": "kueue-case", "horizon": "2h", "pool": POOL, "stack": stack, "workloads": docs})
+    kueue = {"cluster_queues": cqs}
+    if cohorts:
+        kueue["cohorts"] = cohorts
+    stack = {"control_plane": {"scheduler": "kube-default", "admission": "kueue", "kueue": kueue}}
+    r = simulate({"name": "kueue-case", "horizon": "2h", "pool": pool or POOL, "stack": stack, "workloads": docs})
     admitted_at_start = {e.workload for e in r.events.entries if e.kind == "admit" and e.t < PREEMPT_AT}
     assert admitted_at_start == {a[0] for a in admitted}, "the case's admitted workloads must all be admitted"
+    # Upstream's table is one preemption decision: the preemptions made for the incoming workload (a victim
+    # requeued at once may preempt in turn in the same pass here).
+    if messages:
+        return {e.workload: e.detail for e in r.events.entries
+                if e.kind == "preempt" and e.t == PREEMPT_AT and "(in)" in e.detail}
     return {(e.workload, e.detail.split(":", 1)[0].removeprefix("Kueue"))
-            for e in r.events.entries if e.kind == "preempt" and e.t == PREEMPT_AT}
+            for e in r.events.entries if e.kind == "preempt" and e.t == PREEMPT_AT and "(in)" in e.detail}
 
 
 BIG_POOL = {"node_groups": [{"name": "dgx", "count": 20, "gpu": "A100-SXM4-80GB", "gpus_per_node": 8}]}
@@ -92,7 +118,8 @@ def admit_cycle(cqs: list[dict], workloads: list[tuple], details: bool = False) 
 
 
 def run_fair_case(cqs: list[dict], admitted: list[tuple[str, str, int, float]], incoming: tuple[str, int, float],
-                  weights: dict[str, float] | None = None, strategies: list[str] | None = None, scale: int = 2):
+                  weights: dict[str, float] | None = None, strategies: list[str] | None = None, scale: int = 2,
+                  cohorts: list[dict] | None = None):
     """A fair-sharing preemption case (kueue pkg/scheduler/preemption/preemption_fair_test.go): fairSharing on,
     every admitted workload reserved at t=0 (upstream reserves them all at ``now`` and sets each UID to its
     name, so ties go by name: they are submitted in name order), the incoming one at t=60.  Requests and
@@ -112,6 +139,10 @@ def run_fair_case(cqs: list[dict], admitted: list[tuple[str, str, int, float]], 
     docs.append({"kind": "batch", "name": "in", "tenant": queue, "priority": prio,
                  "gpus_per_worker": int(req * scale), "duration": "10h", "arrival": {"at": PREEMPT_AT}})
     kueue = {"cluster_queues": cqs, "fair_sharing": True}
+    if cohorts:
+        kueue["cohorts"] = [dict(c, flavors=[{"name": f["name"], "quotas": {
+            r: {k: v * scale for k, v in q.items()} for r, q in f["quotas"].items()}} for f in c.get("flavors", [])])
+            for c in cohorts]
     if strategies:
         kueue["fair_sharing_preemption_strategies"] = strategies
     stack = {"control_plane": {"scheduler": "kube-default", "admission": "kueue", "kueue": kueue}}

@@ -3,7 +3,7 @@ pkg/scheduler/preemption/preemption_fair_test.go, TestFairPreemptions (read at f
 its upstream name.  ``BASE`` is upstream's baseCQs: a, b and c with 3 CPUs nominal each in cohort "all"
 (withinClusterQueue LowerPriority, reclaimWithinCohort Any, borrowWithinCohort LowerPriority at most -3)
 and "preemptible" with 0; requests are CPUs stated as GPUs x2 (see kueue_harness.run_fair_case).
-Cases that need Cohort objects with their own quota (hierarchical cohorts) are not ported yet."""
+Cases that need Cohort objects (hierarchical cohorts) are in test_kueue_hierarchical_cohorts.py."""
 
 import pytest
 
