@@ -351,6 +351,88 @@ class KaiScheduler(QueuedPolicy):
             usage.update({q: x for q, x in left.items() if q in self.leaves})  # later reclaimers see them gone
             wl.nominated_until = sim.now + sim.params.termination_grace + 1e-6
 
+    # -- in-queue preempt (KAI's preempt action, pkg/scheduler/actions/preempt) ------------------------------
+    def preempt(self) -> None:
+        """KAI's preempt action (``kai.preempt``): a waiting job evicts whole jobs of its own queue that are
+        preemptible (priority < 100) and of lower priority - the lowest priority first, then the newest (the
+        victims queue is the job order reversed) - until it fits, within its queue's limits; a
+        non-preemptible job over its queue's quota preempts nothing.  Victims that the job does not need
+        after all stay (KAI re-allocates them after the preemptor, highest priority and oldest first).
+        KAI runs reclaim before preempt in a session; here preempt comes first in a cycle, and a job that
+        preempted waits for its victims (``nominated_until``), so the two never act for the same job at once.
+        ``min_guaranteed_runtime`` spares jobs from reclaim only (KAI's preemptMinRuntime is not modelled)."""
+        if not self.cfg.preempt:
+            return
+        sim = self.sim
+        starving = sorted(self._starving(), key=lambda w: (-self.qspec[w.queue].priority, self._saturation(w.queue),
+                                                           self.queue_order(w)))
+        running: dict[str, list] | None = None
+        for wl in starving:
+            if wl.nominated_until > sim.now:
+                continue  # its victims are still terminating
+            need_pods, need = self._need_pods(wl), self._need(wl)
+            if self._over_quota(wl, need) is not None:
+                continue  # IsNonPreemptibleJobOverQueueQuotaFn
+            if running is None:
+                running = {}
+                for n in sim.nodes:
+                    for p in n.pods:
+                        if p.state in ("running", "bound") and p.wl not in running.get(p.wl.queue, ()):
+                            running.setdefault(p.wl.queue, []).append(p.wl)
+            victims = sorted((v for v in running.get(wl.queue, ()) if v is not wl and v.pods
+                              and v.priority < PREEMPTIBLE_BELOW and v.priority < wl.priority),
+                             key=lambda v: (v.priority, -v.created, -v.seq))
+            if not victims:
+                continue
+            chosen = self._preempt_victims(wl, need_pods, need, victims)
+            if not chosen:
+                continue
+            for v in chosen:
+                message = "; ".join(f"Pod {p.name} was preempted by higher priority workload {wl.name}"
+                                    for p in v.pods)  # unschedule_info.go GetPreemptMessage, per pod
+                running[wl.queue].remove(v)
+                sim.evict(v, "KaiPreempt", message=message)
+            wl.nominated_until = sim.now + sim.params.termination_grace + 1e-6
+
+    def _preempt_victims(self, wl: "Workload", need_pods: int, need: dict[str, float], victims: list) -> list:
+        """The fewest of ``victims`` (taken in order) whose eviction lets ``need_pods`` pods of ``wl`` fit
+        within the queue's limits; [] when all of them are not enough."""
+        sim = self.sim
+
+        def enough(group: list) -> bool:
+            probe = sim.eviction_probe(wl, need_pods)
+            freed: dict[str, float] = {}
+            for v in group:
+                probe.add(v.pods)
+                add_into(freed, v.request.share, len(v.pods))
+            return probe.fits() and self._within_limits(wl.queue, need, freed)
+
+        chosen: list = []
+        for v in victims:
+            chosen.append(v)
+            if enough(chosen):
+                break
+        else:
+            return []
+        for v in reversed(list(chosen)):  # the solver re-allocates victims in job order: those that fit stay
+            rest = [x for x in chosen if x is not v]
+            if rest and enough(rest):
+                chosen = rest
+        return chosen
+
+    def _within_limits(self, q: str, need: dict[str, float], freed: dict[str, float]) -> bool:
+        """Queue ``q`` and its ancestors stay within their limits with ``need`` once ``freed`` has left."""
+        name: str | None = q
+        while name is not None:
+            used = self._subtree_alloc(name)
+            for r in KAI_ORDER:
+                limit = self._param(name, r)[2]
+                a = need.get(r, 0.0)
+                if limit >= 0 and a > 0 and used.get(r, 0.0) - freed.get(r, 0.0) + a > limit + EPS:
+                    return False
+            name = self.qspec[name].parent
+        return True
+
     def _path(self, name: str) -> list[str]:
         path: list[str] = []
         node: str | None = name

@@ -260,6 +260,9 @@ class KaiConfig(DocumentModel):
     queues: list[KaiQueue] = Field(min_length=1)
     gpu_sharing: bool = Field(False, description="global.gpuSharing: gpu-fraction requests (§6.5)")
     reclaim: bool = True
+    preempt: bool = Field(False, description=(
+        "KAI's preempt action: a pending job evicts lower-priority preemptible jobs (priority < 100) of its own "
+        "queue. In KAI's default action list; off here so that scenarios written before it keep their results"))
     min_guaranteed_runtime: Duration = Field(0.0, description="jobs younger than this are not reclaimed")
 
 
