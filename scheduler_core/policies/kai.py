@@ -31,6 +31,13 @@ from typing import TYPE_CHECKING
 from scheduler_core.cluster import GPU
 from scheduler_core.metrics import water_fill
 from scheduler_core.policies.base import QueuedPolicy
+from scheduler_core.policies.kai_reclaimable import (
+    QueueShares,
+    leveled_queues,
+    queue_path,
+    remain_within_boundaries,
+    subtract_reclaimed,
+)
 from scheduler_core.resources import CPU, DIMENSIONS, EPS, INF, MEMORY, add_into, any_above, dominant_share, scaled
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -341,15 +348,25 @@ class KaiScheduler(QueuedPolicy):
             else:
                 # Reclaiming cannot make room where the job fits: evict nothing.  KAI tries again every cycle,
                 # so come back when the next job spared by minRuntime becomes a candidate.
-                young = [v.first_start + min_runtime for v in candidates if v.first_start is not None
-                         and sim.now - v.first_start < min_runtime]
-                if young:
-                    sim.retry_at(min(young) + 1e-6)
+                self._retry_when_spared_age(candidates, min_runtime)
+                continue
+            if self.cfg.reclaimer_saturation_multiplier is not None and not self._within_boundaries(
+                    wl, need, chosen, usage):
+                # the reclaiming queues would end more saturated than a queue they take from
+                self._retry_when_spared_age(candidates, min_runtime)
                 continue
             for v in chosen:
                 sim.evict(v, "KaiReclaim")
             usage.update({q: x for q, x in left.items() if q in self.leaves})  # later reclaimers see them gone
             wl.nominated_until = sim.now + sim.params.termination_grace + 1e-6
+
+    def _retry_when_spared_age(self, candidates: list, min_runtime: float) -> None:
+        """Come back when the next job spared by minRuntime becomes a candidate (KAI tries every cycle)."""
+        sim = self.sim
+        young = [v.first_start + min_runtime for v in candidates if v.first_start is not None
+                 and sim.now - v.first_start < min_runtime]
+        if young:
+            sim.retry_at(min(young) + 1e-6)
 
     # -- in-queue preempt (KAI's preempt action, pkg/scheduler/actions/preempt) ------------------------------
     def preempt(self) -> None:
@@ -443,13 +460,7 @@ class KaiScheduler(QueuedPolicy):
 
     def _leveled(self, reclaimer: str, victim: str) -> tuple[str, str]:
         """KAI's getLeveledQueues: the two queues where the paths from the root part (siblings)."""
-        a, b = self._path(reclaimer), self._path(victim)
-        pair = (a[0], b[0])
-        for x, y in zip(a, b):
-            pair = (x, y)
-            if x != y:
-                break
-        return pair
+        return leveled_queues(self._path(reclaimer), self._path(victim))
 
     def _tree_usage(self, name: str, usage: dict[str, dict[str, float]]) -> dict[str, float]:
         """A queue's allocation in the reclaim session: its own (a leaf) or its leaves' (a parent)."""
@@ -466,8 +477,31 @@ class KaiScheduler(QueuedPolicy):
         holds more than its allocatable share (max(deserved, fair share), within its limit) in some resource;
         or GuaranteeDeservedQuota - the reclaimer stays within its deserved quota in every resource with the
         job, and the victim queue holds more than its deserved quota in some resource."""
-        return maintain_fair_share(remaining, self._shares(theirs, "allocatable")) or guarantee_deserved_quota(
-            need, mine_alloc, self._shares(mine, "deserved"), remaining, self._shares(theirs, "deserved"))
+        return fits_reclaim_strategy(need, mine_alloc, self._shares(mine, "deserved"), remaining,
+                                     self._shares(theirs, "allocatable"), self._shares(theirs, "deserved"))
+
+    def _within_boundaries(self, wl: "Workload", need: dict[str, float], chosen: list,
+                           usage: dict[str, dict[str, float]]) -> bool:
+        """reclaimingQueuesRemainWithinBoundaries for the victims ``chosen`` (kai_reclaimable)."""
+        preemptible = wl.priority < PREEMPTIBLE_BELOW
+        policy = self
+
+        class Shares(dict):  # the queues' figures, built as the check reads them
+            def __missing__(self, name: str) -> QueueShares:
+                got = self[name] = QueueShares(
+                    policy.qspec[name].parent, policy._shares(name, "deserved"), policy.fair[name],
+                    policy._tree_usage(name, usage),
+                    {} if preemptible else policy._non_preemptible_alloc().get(name, {}),
+                    policy._shares(name, "allocatable"))
+                return got
+
+        queues = Shares()
+        remaining: dict[str, dict[str, float]] = {}
+        involved: dict[str, set[str]] = {}
+        for v in chosen:
+            subtract_reclaimed(queues, remaining, involved, v.queue, scaled(v.request.share, len(v.pods)))
+        return remain_within_boundaries(queues, wl.queue, need, preemptible, remaining, involved,
+                                        self.cfg.reclaimer_saturation_multiplier)
 
     def _shares(self, q: str, which: str) -> dict[str, float]:
         """A queue's deserved quota (-1 unlimited: infinite) or allocatable share per resource."""
@@ -531,3 +565,29 @@ def guarantee_deserved_quota(need: dict[str, float], reclaimer_alloc: dict[str, 
     if not _less_equal(add_into(dict(reclaimer_alloc), need), reclaimer_deserved):
         return False
     return not _less_equal(victim_remaining, victim_deserved)
+
+
+def fits_reclaim_strategy(need: dict[str, float], reclaimer_alloc: dict[str, float],
+                          reclaimer_deserved: dict[str, float], victim_remaining: dict[str, float],
+                          victim_allocatable: dict[str, float], victim_deserved: dict[str, float]) -> bool:
+    """strategies.FitsReclaimStrategy: MaintainFairShare or GuaranteeDeservedQuota."""
+    return maintain_fair_share(victim_remaining, victim_allocatable) or guarantee_deserved_quota(
+        need, reclaimer_alloc, reclaimer_deserved, victim_remaining, victim_deserved)
+
+
+def reclaimable(queues: "dict[str, QueueShares]", reclaimer_queue: str, need: dict[str, float], preemptible: bool,
+                reclaimees: dict[str, list[dict[str, float]]], multiplier: float = 1.0) -> bool:
+    """Reclaimable.Reclaimable for one scenario: each reclaimed job (per queue, the resources it frees) fits a
+    strategy, judged at the queues where the reclaimer's and its paths part before it goes; then the
+    reclaiming queues remain within boundaries."""
+    remaining: dict[str, dict[str, float]] = {}
+    involved: dict[str, set[str]] = {}
+    for victim_queue, jobs in reclaimees.items():
+        mine, theirs = leveled_queues(queue_path(queues, reclaimer_queue), queue_path(queues, victim_queue))
+        for freed in jobs:
+            left = remaining.get(theirs, queues[theirs].allocated)
+            if not fits_reclaim_strategy(need, queues[mine].allocated, queues[mine].deserved, left,
+                                         queues[theirs].allocatable, queues[theirs].deserved):
+                return False
+            subtract_reclaimed(queues, remaining, involved, victim_queue, freed)
+    return remain_within_boundaries(queues, reclaimer_queue, need, preemptible, remaining, involved, multiplier)

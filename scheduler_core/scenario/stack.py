@@ -272,6 +272,11 @@ class KaiConfig(DocumentModel):
         "KAI's preempt action: a pending job evicts lower-priority preemptible jobs (priority < 100) of its own "
         "queue. In KAI's default action list; off here so that scenarios written before it keep their results"))
     min_guaranteed_runtime: Duration = Field(0.0, description="jobs younger than this are not reclaimed")
+    reclaimer_saturation_multiplier: float | None = Field(None, ge=1.0, description=(
+        "the proportion plugin's relcaimerSaturationMultiplier (sic): with it, reclaim checks KAI's "
+        "reclaimingQueuesRemainWithinBoundaries - a reclaiming queue (or ancestor) that ends above its fair share "
+        "must end less saturated, times this factor, than each sibling it takes from. KAI's default is 1; unset "
+        "here the check is skipped, so that scenarios written before it keep their results"))
 
 
 class ControlPlane(DocumentModel):
