@@ -415,14 +415,21 @@ class KaiScheduler(QueuedPolicy):
         """The fewest of ``victims`` (taken in order) whose eviction lets ``need_pods`` pods of ``wl`` fit
         within the queue's limits; [] when all of them are not enough."""
         sim = self.sim
+        nodes = sim.candidate_nodes(wl)
+        shared = any(c.isolation == "kai" for n in nodes for c in n.contexts)  # gpu-fraction accounting here
 
         def enough(group: list) -> bool:
-            probe = sim.eviction_probe(wl, need_pods)
             freed: dict[str, float] = {}
             for v in group:
-                probe.add(v.pods)
                 add_into(freed, v.request.share, len(v.pods))
-            return probe.fits() and self._within_limits(wl.queue, need, freed)
+            if shared:
+                fits = fits_after_eviction(wl, need_pods, nodes, [p for v in group for p in v.pods])
+            else:
+                probe = sim.eviction_probe(wl, need_pods)
+                for v in group:
+                    probe.add(v.pods)
+                fits = probe.fits()
+            return fits and self._within_limits(wl.queue, need, freed)
 
         chosen: list = []
         for v in victims:
@@ -591,3 +598,32 @@ def reclaimable(queues: "dict[str, QueueShares]", reclaimer_queue: str, need: di
                 return False
             subtract_reclaimed(queues, remaining, involved, victim_queue, freed)
     return remain_within_boundaries(queues, reclaimer_queue, need, preemptible, remaining, involved, multiplier)
+
+
+def fits_after_eviction(wl: "Workload", pods: int, nodes: list, victims: list) -> bool:
+    """Whether ``pods`` pods of ``wl`` fit on ``nodes`` once the ``victims`` pods are gone, GPU by GPU with
+    KAI's fraction accounting (a gpu-fraction pod frees its fraction of one GPU, a whole-GPU pod the GPU; a
+    whole-GPU request needs GPUs nobody else holds), and within the nodes' CPU and host memory."""
+    req = wl.request
+    gone = {id(p) for p in victims}
+    total = best = 0
+    for n in nodes:
+        room = 0  # fraction pods that fit, or GPUs nobody holds
+        for c in n.contexts:
+            if c.unusable or not c.slots:
+                continue
+            left = [p for p in c.tenants if id(p) not in gone]
+            if req.kind == "fraction":
+                used = sum(p.wl.request.fraction if p.wl.request.kind == "fraction" else 1.0 for p in left)
+                room += int((1.0 - used + 1e-9) // req.fraction)
+            elif not left and c.resource == req.resource:
+                room += 1
+        k = room if req.kind == "fraction" else room // max(1, req.count)
+        back = [p for p in victims if p.node is n]
+        if req.cpu and n.cpu_free is not None:
+            k = min(k, int((n.cpu_free + sum(p.wl.request.cpu for p in back)) / req.cpu + 1e-9))
+        if req.host_gib and n.host_gib_free is not None:
+            k = min(k, int((n.host_gib_free + sum(p.wl.request.host_gib for p in back)) / req.host_gib + 1e-9))
+        total += k
+        best = max(best, k)
+    return (best if wl.topology_required == "node" else total) >= pods

@@ -89,3 +89,25 @@ def test_kai_without_the_preempt_action_keeps_the_build_job_waiting():
     r, _bound, evicted = _run(*CASES[0][1:5], preempt=False)
     assert evicted == {}
     assert not [e for e in r.events.entries if e.kind == "bind" and e.workload == "pending_job0"]
+
+
+def test_kai_preempt_with_gpu_fractions_evicts_only_the_job_it_needs():
+    """"3 train job running, 1 build job pending for the same queue - no need to preempt both": two 0.5
+    fractions share GPU 0, a whole-GPU train job holds GPU 1; the whole-GPU build job takes GPU 1 - evicting
+    the newest fraction first would free half a GPU only, and the fractions stay."""
+    from scheduler_core import simulate
+
+    jobs = [("running_job0", 0.5, TRAIN, 0), ("running_job1", 1, TRAIN, 1), ("running_job2", 0.5, TRAIN, 2),
+            ("pending_job0", 1, BUILD, 60)]
+    docs = [{"kind": "training", "name": n, "tenant": "queue0", "workers": 1, "priority": p, "duration": "10h",
+             "arrival": {"at": at}, **({"unit": {"gpu_fraction": g}} if g < 1 else {"memory_gib": 80})}
+            for n, g, p, at in jobs]
+    r = simulate({"name": "kai-preempt-fractions", "horizon": "2h",
+                  "pool": {"node_groups": [{"name": "node0", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 2}]},
+                  "stack": {"data_plane": {"mechanism": "kai-fraction"},
+                            "control_plane": {"scheduler": "kai", "kai": {"queues": [{"name": "queue0", "quota": 2}],
+                                                                           "gpu_sharing": True, "preempt": True}}},
+                  "tenants": [{"name": "queue0", "queue": "queue0"}], "workloads": docs})
+    name = "3 train job running, 1 build job pending for the same queue - no need to preempt both"
+    assert [e.workload for e in r.events.entries if e.kind == "preempt"] == ["running_job1"], f"{SRC}: {name}"
+    assert [e.t for e in r.events.entries if e.kind == "bind" and e.workload == "pending_job0"], f"{SRC}: {name}"
