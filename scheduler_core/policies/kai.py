@@ -431,6 +431,8 @@ class KaiScheduler(QueuedPolicy):
                 fits = probe.fits()
             return fits and self._within_limits(wl.queue, need, freed)
 
+        if enough([]):
+            return []  # it fits without victims: allocate places it
         chosen: list = []
         for v in victims:
             chosen.append(v)
