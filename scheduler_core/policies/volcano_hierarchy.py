@@ -151,7 +151,6 @@ class QueueHierarchy:
         # capacity's AllocatableFn (klog): a job in a parent queue is never enqueued nor allocated
         return f"Queue <{wl.queue}> is not a leaf queue, can not allocate task <{wl.name}-{len(wl.pods)}>"
 
-
     def _hierarchy_verdict(self, wl: "Workload", need: dict[str, float]) -> tuple[str, str] | None:
         """Why the tree keeps ``wl``'s gang minimum from allocating: its queue is not a leaf, or the first
         queue from the leaf up that would pass its realCapability (named with its own figures)."""

@@ -5,9 +5,9 @@ pkg/scheduler/actions/allocate/allocateFractionalGpu_test.go ``TestHandleFractio
 Priorities are KAI's classes (train 50, interactive-preemptible 75, build 100: non-preemptible); a queue's
 ``DeservedGPUs`` is its GPU quota and ``MaxAllowedGPUs`` its limit; a department is a parent queue.  Running
 jobs are bound at t=0 by the model's own placement (upstream pins them to a GPU group), pending ones arrive
-at t=60; a whole-GPU job states the card's memory (under kai-fraction the model reads a smaller memory figure
-as a gpu-memory fraction); the cases assert which pending jobs are allocated and, where upstream names GPU groups, whether a
-job shares a GPU with another (the model numbers GPUs its own way)."""
+at t=60; a whole-GPU job states the card's memory (under kai-fraction the model reads a smaller memory
+figure as a gpu-memory fraction); the cases assert which pending jobs are allocated and, where upstream
+names GPU groups, whether a job shares a GPU with another (the model numbers GPUs its own way)."""
 
 import pytest
 
