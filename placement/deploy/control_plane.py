@@ -277,11 +277,18 @@ def volcano_files(scenario: Scenario, vgpu: bool = False) -> list[ExportFile]:
             spec["deserved"] = _volcano_resources(q.deserved)
         if q.priority:
             spec["priority"] = q.priority
+        if q.parent:
+            spec["parent"] = q.parent
         queues.append({"apiVersion": VOLCANO, "kind": "Queue", "metadata": _meta(q.name), "spec": spec})
     tier1 = [p for p in volcano.plugins if p in ("priority", "gang", "conformance")]
     tier2 = [p for p in volcano.plugins if p not in tier1]
-    plugin = lambda name: ({"name": name, "arguments": {"overcommit-factor": volcano.overcommit_factor}}  # noqa: E731
-                           if name == "overcommit" else {"name": name})
+    def plugin(name: str) -> dict:
+        if name == "overcommit":
+            return {"name": name, "arguments": {"overcommit-factor": volcano.overcommit_factor}}
+        if name == "capacity" and volcano.enable_hierarchy:
+            return {"name": name, "enableHierarchy": True}  # the plugin option (conf.PluginOption)
+        return {"name": name}
+
     conf = {"actions": ", ".join(volcano.actions),
             "tiers": [{"plugins": [plugin(p) for p in tier]} for tier in (tier1, tier2) if tier]}
     if vgpu:

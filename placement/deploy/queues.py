@@ -155,6 +155,8 @@ def volcano_queue(obj: dict) -> dict:
         out["deserved"] = deserved
     if spec.get("priority"):
         out["priority"] = int(spec["priority"])
+    if spec.get("parent"):
+        out["parent"] = str(spec["parent"])
     return out
 
 

@@ -128,6 +128,11 @@ def _control_plane(objects: dict, plan: dict, values: dict, kai_sharing: bool) -
         factor = next((p["arguments"]["overcommit-factor"] for p in plugins if p["name"] == "overcommit"), None)
         if factor is not None:
             volcano["overcommit_factor"] = factor
+        if any(p["name"] == "capacity" and p.get("enableHierarchy") for p in plugins):
+            volcano["enable_hierarchy"] = True
+        else:  # Volcano ignores spec.parent without the capacity plugin's hierarchy
+            for q in volcano["queues"]:
+                q.pop("parent", None)
         cp["scheduler"], cp["volcano"] = "volcano", volcano
     if objects.get("scheduling.run.ai/Queue"):
         cp["scheduler"] = "kai"

@@ -200,9 +200,9 @@ class ControlPlanePolicy:
                   MostAllocated;    pack a required   network-topology-aware  topology
                   HAMi's node       topology
                   policy
-    preempt       ``preempt_for``   -                 preempt action (within  -                  inside admit
-                  per pod, inside                     a queue)                                   (classic or fair
-                  allocate                                                                       sharing)
+    preempt       ``preempt_for``   -                 preempt action (within  preempt action     inside admit
+                  per pod, inside                     a queue)                (within a queue,   (classic or fair
+                  allocate                                                    ``kai.preempt``)   sharing)
     reclaim       -                 -                 reclaim action (across  reclaim from       inside admit
                                                       queues)                 queues above fair  (cohort)
                                                                               share

@@ -31,6 +31,13 @@ from typing import TYPE_CHECKING
 from scheduler_core.cluster import GPU
 from scheduler_core.metrics import water_fill
 from scheduler_core.policies.base import QueuedPolicy
+from scheduler_core.policies.kai_reclaimable import (
+    QueueShares,
+    leveled_queues,
+    queue_path,
+    remain_within_boundaries,
+    subtract_reclaimed,
+)
 from scheduler_core.resources import CPU, DIMENSIONS, EPS, INF, MEMORY, add_into, any_above, dominant_share, scaled
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -355,15 +362,116 @@ class KaiScheduler(QueuedPolicy):
             else:
                 # Reclaiming cannot make room where the job fits: evict nothing.  KAI tries again every cycle,
                 # so come back when the next job spared by minRuntime becomes a candidate.
-                young = [v.first_start + min_runtime for v in candidates if v.first_start is not None
-                         and sim.now - v.first_start < min_runtime]
-                if young:
-                    sim.retry_at(min(young) + 1e-6)
+                self._retry_when_spared_age(candidates, min_runtime)
+                continue
+            if self.cfg.reclaimer_saturation_multiplier is not None and not self._within_boundaries(
+                    wl, need, chosen, usage):
+                # the reclaiming queues would end more saturated than a queue they take from
+                self._retry_when_spared_age(candidates, min_runtime)
                 continue
             for v in chosen:
                 sim.evict(v, "KaiReclaim")
             usage.update({q: x for q, x in left.items() if q in self.leaves})  # later reclaimers see them gone
             wl.nominated_until = sim.now + sim.params.termination_grace + 1e-6
+
+    def _retry_when_spared_age(self, candidates: list, min_runtime: float) -> None:
+        """Come back when the next job spared by minRuntime becomes a candidate (KAI tries every cycle)."""
+        sim = self.sim
+        young = [v.first_start + min_runtime for v in candidates if v.first_start is not None
+                 and sim.now - v.first_start < min_runtime]
+        if young:
+            sim.retry_at(min(young) + 1e-6)
+
+    # -- in-queue preempt (KAI's preempt action, pkg/scheduler/actions/preempt) ------------------------------
+    def preempt(self) -> None:
+        """KAI's preempt action (``kai.preempt``): a waiting job evicts whole jobs of its own queue that are
+        preemptible (priority < 100) and of lower priority - the lowest priority first, then the newest (the
+        victims queue is the job order reversed) - until it fits, within its queue's limits; a
+        non-preemptible job over its queue's quota preempts nothing.  Victims that the job does not need
+        after all stay (KAI re-allocates them after the preemptor, highest priority and oldest first).
+        KAI runs reclaim before preempt in a session; here preempt comes first in a cycle, and a job that
+        preempted waits for its victims (``nominated_until``), so the two never act for the same job at once.
+        ``min_guaranteed_runtime`` spares jobs from reclaim only (KAI's preemptMinRuntime is not modelled)."""
+        if not self.cfg.preempt:
+            return
+        sim = self.sim
+        starving = sorted(self._starving(), key=lambda w: (-self.qspec[w.queue].priority, self._saturation(w.queue),
+                                                           self.queue_order(w)))
+        running: dict[str, list] | None = None
+        for wl in starving:
+            if wl.nominated_until > sim.now:
+                continue  # its victims are still terminating
+            need_pods, need = self._need_pods(wl), self._need(wl)
+            if self._over_quota(wl, need) is not None:
+                continue  # IsNonPreemptibleJobOverQueueQuotaFn
+            if running is None:
+                running = {}
+                for n in sim.nodes:
+                    for p in n.pods:
+                        if p.state in ("running", "bound") and p.wl not in running.get(p.wl.queue, ()):
+                            running.setdefault(p.wl.queue, []).append(p.wl)
+            victims = sorted((v for v in running.get(wl.queue, ()) if v is not wl and v.pods
+                              and v.priority < PREEMPTIBLE_BELOW and v.priority < wl.priority),
+                             key=lambda v: (v.priority, -v.created, -v.seq))
+            if not victims:
+                continue
+            chosen = self._preempt_victims(wl, need_pods, need, victims)
+            if not chosen:
+                continue
+            for v in chosen:
+                message = "; ".join(f"Pod {p.name} was preempted by higher priority workload {wl.name}"
+                                    for p in v.pods)  # unschedule_info.go GetPreemptMessage, per pod
+                running[wl.queue].remove(v)
+                sim.evict(v, "KaiPreempt", message=message)
+            wl.nominated_until = sim.now + sim.params.termination_grace + 1e-6
+
+    def _preempt_victims(self, wl: "Workload", need_pods: int, need: dict[str, float], victims: list) -> list:
+        """The fewest of ``victims`` (taken in order) whose eviction lets ``need_pods`` pods of ``wl`` fit
+        within the queue's limits; [] when all of them are not enough."""
+        sim = self.sim
+        nodes = sim.candidate_nodes(wl)
+        shared = any(c.isolation == "kai" for n in nodes for c in n.contexts)  # gpu-fraction accounting here
+
+        def enough(group: list) -> bool:
+            freed: dict[str, float] = {}
+            for v in group:
+                add_into(freed, v.request.share, len(v.pods))
+            if shared:
+                fits = fits_after_eviction(wl, need_pods, nodes, [p for v in group for p in v.pods])
+            else:
+                probe = sim.eviction_probe(wl, need_pods)
+                for v in group:
+                    probe.add(v.pods)
+                fits = probe.fits()
+            return fits and self._within_limits(wl.queue, need, freed)
+
+        if enough([]):
+            return []  # it fits without victims: allocate places it
+        chosen: list = []
+        for v in victims:
+            chosen.append(v)
+            if enough(chosen):
+                break
+        else:
+            return []
+        for v in reversed(list(chosen)):  # the solver re-allocates victims in job order: those that fit stay
+            rest = [x for x in chosen if x is not v]
+            if rest and enough(rest):
+                chosen = rest
+        return chosen
+
+    def _within_limits(self, q: str, need: dict[str, float], freed: dict[str, float]) -> bool:
+        """Queue ``q`` and its ancestors stay within their limits with ``need`` once ``freed`` has left."""
+        name: str | None = q
+        while name is not None:
+            used = self._subtree_alloc(name)
+            for r in KAI_ORDER:
+                limit = self._param(name, r)[2]
+                a = need.get(r, 0.0)
+                if limit >= 0 and a > 0 and used.get(r, 0.0) - freed.get(r, 0.0) + a > limit + EPS:
+                    return False
+            name = self.qspec[name].parent
+        return True
 
     def _path(self, name: str) -> list[str]:
         path: list[str] = []
@@ -375,13 +483,7 @@ class KaiScheduler(QueuedPolicy):
 
     def _leveled(self, reclaimer: str, victim: str) -> tuple[str, str]:
         """KAI's getLeveledQueues: the two queues where the paths from the root part (siblings)."""
-        a, b = self._path(reclaimer), self._path(victim)
-        pair = (a[0], b[0])
-        for x, y in zip(a, b):
-            pair = (x, y)
-            if x != y:
-                break
-        return pair
+        return leveled_queues(self._path(reclaimer), self._path(victim))
 
     def _tree_usage(self, name: str, usage: dict[str, dict[str, float]]) -> dict[str, float]:
         """A queue's allocation in the reclaim session: its own (a leaf) or its leaves' (a parent)."""
@@ -398,8 +500,31 @@ class KaiScheduler(QueuedPolicy):
         holds more than its allocatable share (max(deserved, fair share), within its limit) in some resource;
         or GuaranteeDeservedQuota - the reclaimer stays within its deserved quota in every resource with the
         job, and the victim queue holds more than its deserved quota in some resource."""
-        return maintain_fair_share(remaining, self._shares(theirs, "allocatable")) or guarantee_deserved_quota(
-            need, mine_alloc, self._shares(mine, "deserved"), remaining, self._shares(theirs, "deserved"))
+        return fits_reclaim_strategy(need, mine_alloc, self._shares(mine, "deserved"), remaining,
+                                     self._shares(theirs, "allocatable"), self._shares(theirs, "deserved"))
+
+    def _within_boundaries(self, wl: "Workload", need: dict[str, float], chosen: list,
+                           usage: dict[str, dict[str, float]]) -> bool:
+        """reclaimingQueuesRemainWithinBoundaries for the victims ``chosen`` (kai_reclaimable)."""
+        preemptible = wl.priority < PREEMPTIBLE_BELOW
+        policy = self
+
+        class Shares(dict):  # the queues' figures, built as the check reads them
+            def __missing__(self, name: str) -> QueueShares:
+                got = self[name] = QueueShares(
+                    policy.qspec[name].parent, policy._shares(name, "deserved"), policy.fair[name],
+                    policy._tree_usage(name, usage),
+                    {} if preemptible else policy._non_preemptible_alloc().get(name, {}),
+                    policy._shares(name, "allocatable"))
+                return got
+
+        queues = Shares()
+        remaining: dict[str, dict[str, float]] = {}
+        involved: dict[str, set[str]] = {}
+        for v in chosen:
+            subtract_reclaimed(queues, remaining, involved, v.queue, scaled(v.request.share, len(v.pods)))
+        return remain_within_boundaries(queues, wl.queue, need, preemptible, remaining, involved,
+                                        self.cfg.reclaimer_saturation_multiplier)
 
     def _shares(self, q: str, which: str) -> dict[str, float]:
         """A queue's deserved quota (-1 unlimited: infinite) or allocatable share per resource."""
@@ -463,3 +588,58 @@ def guarantee_deserved_quota(need: dict[str, float], reclaimer_alloc: dict[str, 
     if not _less_equal(add_into(dict(reclaimer_alloc), need), reclaimer_deserved):
         return False
     return not _less_equal(victim_remaining, victim_deserved)
+
+
+def fits_reclaim_strategy(need: dict[str, float], reclaimer_alloc: dict[str, float],
+                          reclaimer_deserved: dict[str, float], victim_remaining: dict[str, float],
+                          victim_allocatable: dict[str, float], victim_deserved: dict[str, float]) -> bool:
+    """strategies.FitsReclaimStrategy: MaintainFairShare or GuaranteeDeservedQuota."""
+    return maintain_fair_share(victim_remaining, victim_allocatable) or guarantee_deserved_quota(
+        need, reclaimer_alloc, reclaimer_deserved, victim_remaining, victim_deserved)
+
+
+def reclaimable(queues: "dict[str, QueueShares]", reclaimer_queue: str, need: dict[str, float], preemptible: bool,
+                reclaimees: dict[str, list[dict[str, float]]], multiplier: float = 1.0) -> bool:
+    """Reclaimable.Reclaimable for one scenario: each reclaimed job (per queue, the resources it frees) fits a
+    strategy, judged at the queues where the reclaimer's and its paths part before it goes; then the
+    reclaiming queues remain within boundaries."""
+    remaining: dict[str, dict[str, float]] = {}
+    involved: dict[str, set[str]] = {}
+    for victim_queue, jobs in reclaimees.items():
+        mine, theirs = leveled_queues(queue_path(queues, reclaimer_queue), queue_path(queues, victim_queue))
+        for freed in jobs:
+            left = remaining.get(theirs, queues[theirs].allocated)
+            if not fits_reclaim_strategy(need, queues[mine].allocated, queues[mine].deserved, left,
+                                         queues[theirs].allocatable, queues[theirs].deserved):
+                return False
+            subtract_reclaimed(queues, remaining, involved, victim_queue, freed)
+    return remain_within_boundaries(queues, reclaimer_queue, need, preemptible, remaining, involved, multiplier)
+
+
+def fits_after_eviction(wl: "Workload", pods: int, nodes: list, victims: list) -> bool:
+    """Whether ``pods`` pods of ``wl`` fit on ``nodes`` once the ``victims`` pods are gone, GPU by GPU with
+    KAI's fraction accounting (a gpu-fraction pod frees its fraction of one GPU, a whole-GPU pod the GPU; a
+    whole-GPU request needs GPUs nobody else holds), and within the nodes' CPU and host memory."""
+    req = wl.request
+    gone = {id(p) for p in victims}
+    total = best = 0
+    for n in nodes:
+        room = 0  # fraction pods that fit, or GPUs nobody holds
+        for c in n.contexts:
+            if c.unusable or not c.slots:
+                continue
+            left = [p for p in c.tenants if id(p) not in gone]
+            if req.kind == "fraction":
+                used = sum(p.wl.request.fraction if p.wl.request.kind == "fraction" else 1.0 for p in left)
+                room += int((1.0 - used + 1e-9) // req.fraction)
+            elif not left and c.resource == req.resource:
+                room += 1
+        k = room if req.kind == "fraction" else room // max(1, req.count)
+        back = [p for p in victims if p.node is n]
+        if req.cpu and n.cpu_free is not None:
+            k = min(k, int((n.cpu_free + sum(p.wl.request.cpu for p in back)) / req.cpu + 1e-9))
+        if req.host_gib and n.host_gib_free is not None:
+            k = min(k, int((n.host_gib_free + sum(p.wl.request.host_gib for p in back)) / req.host_gib + 1e-9))
+        total += k
+        best = max(best, k)
+    return (best if wl.topology_required == "node" else total) >= pods

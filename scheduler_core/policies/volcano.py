@@ -40,13 +40,14 @@ from typing import TYPE_CHECKING
 from scheduler_core.cluster import GPU
 from scheduler_core.metrics import water_fill
 from scheduler_core.policies.base import QueuedPolicy, ShapeQueue
+from scheduler_core.policies.volcano_hierarchy import QueueHierarchy
 from scheduler_core.resources import EPS, INF, add_into, all_reached, any_above, exceeded, pods_within, quantity, scaled
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
 
 
-class VolcanoScheduler(QueuedPolicy):
+class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
     """Extension points: queue_order (``priority`` plugin), open_session (deserved shares), admit (the
     enqueue action), allocate, score, preempt and reclaim (each action only when listed in ``actions``)."""
 
@@ -56,6 +57,12 @@ class VolcanoScheduler(QueuedPolicy):
         super().__init__(sim)
         self.cfg = sim.cp.volcano
         self.queues = {q.name: q for q in self.cfg.queues}
+        # Hierarchical queues (capacity plugin, enableHierarchy): the tree under the root queue.
+        self.hierarchy = self.cfg.enable_hierarchy
+        self.parent: dict[str, str | None] = {}
+        self.children: dict[str, list[str]] = {}
+        if self.hierarchy:
+            self._build_tree()
         self.plugins = set(self.cfg.plugins)
         self.actions = list(self.cfg.actions)
         self.capacity = "capacity" in self.plugins  # configured deserved, allocation up to realCapability
@@ -81,7 +88,8 @@ class VolcanoScheduler(QueuedPolicy):
         # A queue's allocated as proportion counts it (a releasing, terminating pod is in none): the port's
         # own method, bound once - it is asked for on every step.
         self._used = sim.queue_allocated
-        self.real = {n: self._real_capability(q) for n, q in self.queues.items()}
+        self.real = self._hierarchical_real() if self.hierarchy else \
+            {n: self._real_capability(q) for n, q in self.queues.items()}
         self._weights = {n: float(q.weight) for n, q in self.queues.items()}
         self._demand: dict[str, dict[str, float]] | None = None  # this session's demand, not yet water-filled
         self._deserved: dict[str, dict[str, float]] = {q: {} for q in self.queues}
@@ -239,7 +247,7 @@ class VolcanoScheduler(QueuedPolicy):
     def _bound(self, qname: str) -> dict[str, float] | None:
         """What a queue's allocation must stay within (None: no queue plugin, no bound)."""
         if self.capacity:
-            return self.real[qname]
+            return self._hierarchical_bound(qname) if self.hierarchy else self.real[qname]
         if self.proportion:
             return self.deserved.get(qname, {})
         return None
@@ -290,7 +298,13 @@ class VolcanoScheduler(QueuedPolicy):
                 if names:
                     return "resource in cluster is overused: " + ", ".join(f"overused {r}" for r in names)
             elif plugin in ("proportion", "capacity"):
-                names = exceeded(add_into(dict(self._used(wl.queue)), inq[wl.queue]), minimum, self.real[wl.queue])
+                if self.hierarchy:
+                    if self._not_leaf(wl.queue):
+                        return self._not_leaf_words(wl)
+                    over = self._hierarchy_excess(wl.queue, inq, minimum)
+                    names = over[2] if over is not None else []
+                else:
+                    names = exceeded(add_into(dict(self._used(wl.queue)), inq[wl.queue]), minimum, self.real[wl.queue])
                 if names:
                     return "queue resource quota insufficient: " + ", ".join(f"insufficient {r}" for r in names)
         return None
@@ -369,7 +383,7 @@ class VolcanoScheduler(QueuedPolicy):
             heads.append(head)
         scans = {q: self.queue.scan(self.queue_order, keys, heads) for q, (keys, heads) in by_queue.items()}
         # Only the queue allocated to changes its share and its scan: the others' are kept across steps.
-        order = {q: (-self.queues[q].priority, self._share(q), q) for q in scans if scans[q].has_next()}
+        order = {q: self._order_key(q) for q in scans if scans[q].has_next()}
         while order:
             qname = min(order, key=order.__getitem__)
             scan = scans[qname]
@@ -377,7 +391,9 @@ class VolcanoScheduler(QueuedPolicy):
             if not (self._step(qname, scan, key, wl, gang) and scan.has_next()):
                 del order[qname]  # drained, or overused: skipped for the rest of the session
             elif self._placed:  # nothing placed: the queue's allocation, so its share, is unchanged
-                order[qname] = (-self.queues[qname].priority, self._share(qname), qname)
+                order[qname] = self._order_key(qname)
+            if self.hierarchy and self._placed:  # an allocation changes its ancestors' shares, which order other leaves too
+                order = {q: self._order_key(q) for q in order}
 
     def _step(self, qname: str, scan, key, wl: "Workload", gang: bool) -> bool:
         """One allocate step for the head job ``wl`` of bucket ``key`` of queue ``qname``; False when the
@@ -389,6 +405,9 @@ class VolcanoScheduler(QueuedPolicy):
             return True
         if self._overused(qname):
             return False
+        if self._not_leaf(qname):
+            scan.fail(key)  # capacity: only a leaf queue's jobs are allocatable
+            return True
         bound = self._bound(qname)
         if bound is not None:
             floor = self._floor(wl) if wl.group is not None else self._plain_floor(wl, key)
@@ -567,7 +586,8 @@ class VolcanoScheduler(QueuedPolicy):
             # Victims in the reverse of the queue order (framework VictimQueueOrderFn without a plugin's own:
             # !QueueOrderFn - the lowest queue priority first, then the largest share), then by job.
             others = sorted((w for w in self._running() if w.queue != wl.queue and self.queues[w.queue].reclaimable),
-                            key=lambda w: (self.queues[w.queue].priority, -self._share(w.queue), w.priority,
+                            key=lambda w: (-self._victim_level(w.queue, wl.queue), self.queues[w.queue].priority,
+                                           -self._share(w.queue), w.priority,
                                            -(w.first_start or 0.0), -w.uid))
             allow = self._reclaimable_from(wl)
             for m, k in parts:  # a PodGroup's roles each make room for their own pods
@@ -606,6 +626,8 @@ class VolcanoScheduler(QueuedPolicy):
         keeps its gang minimum from allocating, else None."""
         if "enqueue" in self.actions and wl.uid not in self.inqueue:
             return "enqueue", self._enqueue_rejection(wl, self._inqueue_usage()) or "queue resource quota insufficient"
+        if self.hierarchy:
+            return self._hierarchy_verdict(wl, self._floor(wl))
         bound = self._bound(wl.queue)
         if bound is None:
             return None
@@ -681,6 +703,8 @@ class _EnqueueGate:
         return m
 
     def blocked(self, wl: "Workload", key) -> bool:
+        if self.policy.hierarchy:  # an ancestor's room depends on every queue below it: no per-queue caches
+            return self.policy._enqueue_rejection(wl, self.inq, self.committed) is not None
         q = wl.queue
         minimum = self.minimum(wl, key)
         # The cluster-wide overcommit check first (a yes/no: the plugins' order only picks the words): with a

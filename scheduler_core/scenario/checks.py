@@ -44,8 +44,8 @@ def _not_unique(loc: str, what: str, names: Iterable[str]) -> list[tuple[str, st
 
 def _parent_cycles(queues: list, where: str = "stack.control_plane.kai.queues",
                    field: str = "parent") -> list[tuple[str, str]]:
-    """An error at the parent field of the queue that closes each cycle of KAI queue parents (or Kueue
-    Cohort parents), which leaves its queues without a root and so without a fair share (or quota)."""
+    """An error at the parent field of the queue that closes each cycle of KAI or Volcano queue parents (or
+    Kueue Cohort parents), which leaves its queues without a root and so without a fair share (or quota)."""
     parent = {q.name: getattr(q, field) for q in queues}
     index = {q.name: i for i, q in reversed(list(enumerate(queues)))}  # the first queue of a name
     errs, seen = [], set()
@@ -60,6 +60,27 @@ def _parent_cycles(queues: list, where: str = "stack.control_plane.kai.queues",
             errs.append((f"{where}.{index[cycle[0]]}.{field}",
                          "parent cycle: " + " -> ".join([*cycle, cycle[0]])))
         seen.update(path)
+    return errs
+
+
+def _volcano_hierarchy_errors(vc) -> list[tuple[str, str]]:
+    """Volcano queue parents (spec.parent): only with the capacity plugin's enable_hierarchy, naming a
+    stated queue or the root queue 'root' (which has none), without cycles."""
+    where = "stack.control_plane.volcano.queues"
+    names = {q.name for q in vc.queues} | {"root"}
+    errs = []
+    for i, q in enumerate(vc.queues):
+        if q.parent is None:
+            continue
+        if not vc.enable_hierarchy:
+            errs.append((f"{where}.{i}.parent", "a parent queue needs enable_hierarchy: true (the capacity plugin's "
+                                                "enableHierarchy); without it Volcano ignores spec.parent"))
+        elif q.name == "root":
+            errs.append((f"{where}.{i}.parent", "the root queue has no parent"))
+        elif q.parent not in names:
+            errs.append((f"{where}.{i}.parent", f"unknown queue {q.parent!r}"))
+    if vc.enable_hierarchy:
+        errs += _parent_cycles(vc.queues, where)
     return errs
 
 
@@ -127,7 +148,9 @@ def check_references(sc: Scenario) -> list[tuple[str, str]]:
                                      f"unknown node group {ng!r}"))
     if cp.scheduler == "volcano":
         errs += _not_unique("stack.control_plane.volcano.queues", "Volcano queue", (q.name for q in cp.volcano.queues))
-        queue_sets.append(("Volcano queue", {q.name for q in cp.volcano.queues}))
+        queue_sets.append(("Volcano queue", {q.name for q in cp.volcano.queues}
+                           | ({"root"} if cp.volcano.enable_hierarchy else set())))
+        errs += _volcano_hierarchy_errors(cp.volcano)
     if cp.scheduler == "kai" and cp.kai is not None:
         parents = {q.parent for q in cp.kai.queues if q.parent}
         allq = {q.name for q in cp.kai.queues}

@@ -87,6 +87,9 @@ class VolcanoQueue(DocumentModel):
     deserved: QueueResources | None = Field(None, description="capacity plugin's deserved resources (a number: GPUs)")
     reclaimable: bool = True
     priority: int = 0
+    parent: str | None = Field(None, description=(
+        "spec.parent: the parent queue with enable_hierarchy (default the root queue, 'root'); a queue's "
+        "capability inherits the dimensions it leaves out from its parent, and it is bounded by every ancestor"))
 
     @field_validator("capability", "guarantee", "deserved", mode="before")
     @classmethod
@@ -101,11 +104,16 @@ class VolcanoConfig(DocumentModel):
         "priority", "gang", "conformance", "overcommit", "drf", "predicates", "proportion", "nodeorder", "binpack"])
     queues: list[VolcanoQueue] = Field(default_factory=lambda: [VolcanoQueue(name="default")])
     overcommit_factor: float = Field(1.2, ge=1.0, description="overcommit plugin default 1.2 (§5)")
+    enable_hierarchy: bool = Field(False, description=(
+        "the capacity plugin's enableHierarchy: queues form a tree under the root queue 'root' (stated or "
+        "implicit, unbounded unless it states a capability); jobs run in leaf queues only"))
 
     @model_validator(mode="after")
     def _exclusive(self) -> "VolcanoConfig":
         if "capacity" in self.plugins and "proportion" in self.plugins:
             raise ValueError("plugins: capacity replaces proportion and cannot run with it (§5)")
+        if self.enable_hierarchy and "capacity" not in self.plugins:
+            raise ValueError("enable_hierarchy is an option of the capacity plugin: add 'capacity' to plugins")
         return self
 
 
@@ -281,7 +289,15 @@ class KaiConfig(DocumentModel):
     queues: list[KaiQueue] = Field(min_length=1)
     gpu_sharing: bool = Field(False, description="global.gpuSharing: gpu-fraction requests (§6.5)")
     reclaim: bool = True
+    preempt: bool = Field(False, description=(
+        "KAI's preempt action: a pending job evicts lower-priority preemptible jobs (priority < 100) of its own "
+        "queue. In KAI's default action list; off here so that scenarios written before it keep their results"))
     min_guaranteed_runtime: Duration = Field(0.0, description="jobs younger than this are not reclaimed")
+    reclaimer_saturation_multiplier: float | None = Field(None, ge=1.0, description=(
+        "the proportion plugin's relcaimerSaturationMultiplier (sic): with it, reclaim checks KAI's "
+        "reclaimingQueuesRemainWithinBoundaries - a reclaiming queue (or ancestor) that ends above its fair share "
+        "must end less saturated, times this factor, than each sibling it takes from. KAI's default is 1; unset "
+        "here the check is skipped, so that scenarios written before it keep their results"))
 
 
 class ControlPlane(DocumentModel):

@@ -106,3 +106,30 @@ def test_readback_reports_an_object_it_cannot_read_and_a_workload_that_left_its_
     obj["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "elsewhere"
     assert read_objects(export)["unread"] == ["v1 Service svc: no reader for this kind"]
     assert any("queue ['elsewhere']" in p for p in workload_mismatches(export, scenario))
+
+
+def test_volcano_queue_tree_survives_the_export_and_its_readback():
+    """Hierarchical queues: spec.parent on the Queues and the capacity plugin's enableHierarchy."""
+    from placement.deploy import export_scenario
+    from scheduler_core import parse_scenario
+
+    queues = [{"name": "org", "capability": {"nvidia.com/gpu": 12}}, {"name": "a", "parent": "org"},
+              {"name": "b", "parent": "org", "capability": {"nvidia.com/gpu": 4}}]
+    control = {"scheduler": "volcano", "volcano": {"queues": queues, "plugins": ["gang", "capacity"],
+                                                   "actions": ["enqueue", "allocate", "reclaim"],
+                                                   "enable_hierarchy": True}}
+    work = [{"kind": "batch", "name": f"{t}-job", "tenant": t, "count": 6, "gpus_per_worker": 2, "duration": "2h",
+             "arrival": {"every": "10m"}} for t in ("a", "b")]
+    scenario = parse_scenario({"name": "volcano-tree", "horizon": "6h",
+                               "pool": {"node_groups": [{"name": "g", "count": 2, "gpu": "A100-SXM4-80GB",
+                                                         "gpus_per_node": 8}]},
+                               "stack": {"control_plane": control},
+                               "tenants": [{"name": "a", "queue": "a"}, {"name": "b", "queue": "b"}], "workloads": work})
+    objects = export_scenario(scenario).objects()
+    assert {o["metadata"]["name"]: o["spec"].get("parent") for o in objects if o["kind"] == "Queue"} == {
+        "org": None, "a": "org", "b": "org"}
+    again = rebuilt(scenario)
+    assert again.stack.control_plane.volcano.enable_hierarchy
+    assert [q.model_dump() for q in again.stack.control_plane.volcano.queues] == [
+        q.model_dump() for q in scenario.stack.control_plane.volcano.queues]
+    assert result_json(again) == result_json(scenario)

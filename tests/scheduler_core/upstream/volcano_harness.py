@@ -42,10 +42,11 @@ def run_volcano(nodes: list[int], queues: list[dict], running: list[tuple], pend
 
 def run_queue_case(nodes: list[dict], queues: list[dict], running: list[dict], pending: list[dict],
                    actions=("enqueue", "allocate", "backfill"), plugins=("priority", "gang", "proportion"),
-                   scheduler: str = "volcano"):
+                   scheduler: str = "volcano", config: dict | None = None):
     """A case with several resources.  nodes: {name, gpus, cpu?, memory?} (each its own node group, so a
     job's ``on`` is upstream's nodeName or nodeSelector); jobs: {name, queue, pods=1, gpus=1, cpu=0,
-    memory=0 (GiB), min=1, priority=0, on=None, preemptable=True}, running ones at t=0, pending at t=60.
+    memory=0 (GiB), min=1, priority=0, on=None, preemptable=True}, running ones at t=0, pending at t=60;
+    ``config``: more fields of the scheduler's section (KAI's ``preempt``, Volcano's ...).
 
     Returns the result, the nodes each job's pods were bound to at t=60 and the pods evicted per job."""
     groups = []
@@ -78,6 +79,7 @@ def run_queue_case(nodes: list[dict], queues: list[dict], running: list[dict], p
             docs.append(doc)
     section = {"queues": queues, "actions": list(actions), "plugins": list(plugins)} if scheduler == "volcano" \
         else {"queues": queues}
+    section.update(config or {})
     stack = {"control_plane": {"scheduler": scheduler, scheduler: section}}
     r = simulate({"name": "queue-case", "horizon": "2h", "pool": {"node_groups": groups}, "stack": stack,
                   "tenants": [{"name": q["name"], "queue": q["name"]} for q in queues if q.get("leaf", True)],
