@@ -34,7 +34,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Iterable
 
 from scheduler_core import mig as migmod
-from scheduler_core.hami import card_memory
+from scheduler_core.hami import CardUsage, card_memory, check_type, check_uuid, card_order_key, card_score, node_score
 from scheduler_core.hardware import MIB_PER_GIB, GpuSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,6 +62,7 @@ class DeviceRequest:
     mem_percentage: int = 0  # HAMi gpumem-percentage (memory_mib 0): each card's memory x pct / 100
     cpu: float = 0.0  # host CPU cores per pod (0: not requested)
     host_gib: float = 0.0  # host memory per pod, GiB
+    card_filter: tuple[tuple[str, str], ...] = ()  # HAMi's use/nouse-gputype and -gpuuuid annotations
 
     def __hash__(self) -> int:
         """The dataclass's own hash (of the fields' tuple), computed once: every bucket key of the policies'
@@ -69,7 +70,7 @@ class DeviceRequest:
         h = self.__dict__.get("_hash")
         if h is None:
             h = hash((self.kind, self.resource, self.count, self.memory_mib, self.cores, self.fraction, self.profile,
-                      self.mem_percentage, self.cpu, self.host_gib))
+                      self.mem_percentage, self.cpu, self.host_gib, self.card_filter))
             self.__dict__["_hash"] = h
         return h
 
@@ -483,6 +484,16 @@ def hami_card_memory(c: DeviceContext, req: DeviceRequest) -> float:
                        req.mem_percentage)
 
 
+def hami_card_type(c: DeviceContext) -> str:
+    """The card type HAMi's device plugin registers: NVML's product name, ``NVIDIA <model>``."""
+    return f"NVIDIA {c.gpu.spec.name}"
+
+
+def hami_card_id(c: DeviceContext) -> str:
+    """The card's id for ``use-gpuuuid``/``nouse-gpuuuid``: the model has no GPU UUIDs, so ``<node>/gpu<i>``."""
+    return f"{c.node.name}/gpu{c.gpu.index}"
+
+
 def hami_card_reason(c: DeviceContext, req: DeviceRequest, scaling: float) -> str | None:
     """Why HAMi's fit rejects this card for ``req`` (its reason names), or None if it fits.
 
@@ -491,6 +502,12 @@ def hami_card_reason(c: DeviceContext, req: DeviceRequest, scaling: float) -> st
     cores = min(req.cores, 100)  # Fit caps a core request at 100 ("core limit can't exceed 100")
     if not c.gpu.healthy:
         return "CardNotHealth"
+    if req.card_filter:
+        annotations = dict(req.card_filter)
+        if not check_type(annotations, hami_card_type(c)):
+            return "CardTypeMismatch"
+        if not check_uuid(annotations, hami_card_id(c)):
+            return "CardUuidMismatch"
     if c.slots <= c.used_slots:
         return "CardTimeSlicingExhausted"
     total = c.memory_mib * scaling
@@ -515,9 +532,21 @@ def _hami_fit_count(node: Node, req: DeviceRequest) -> int:
     return ok // req.count
 
 
-def _hami_score(c: DeviceContext, req: DeviceRequest) -> float:
-    # GPU score = ((req.core + used.core)/total.core + (req.mem + used.mem)/total.mem) * 10 (§3)
-    return ((req.cores + c.cores_used) / 100.0 + (hami_card_memory(c, req) + c.mem_declared) / c.memory_mib) * 10
+def hami_card_usage(c: DeviceContext) -> CardUsage:
+    """Card ``c`` as HAMi's scorer reads it (its memory scaled by ``deviceMemoryScaling``)."""
+    return CardUsage(c.used_slots, c.slots, c.mem_declared, c.memory_mib * c.node.data_plane.hami.device_memory_scaling,
+                     c.cores_used, 100, c.gpu.numa)
+
+
+def hami_node_score(node: Node, req: DeviceRequest, extra_pods: int = 0) -> float:
+    """HAMi's node score (``ComputeDefaultScore``) with ``extra_pods`` more pods of ``req`` tentatively placed
+    (a plan's earlier pods: each books ``req.count`` cards' slots, cores and memory)."""
+    cards = [hami_card_usage(c) for c in node.contexts]
+    if extra_pods and cards:
+        k = extra_pods * req.count
+        first = node.contexts[0]
+        cards.append(CardUsage(k, 0, k * hami_card_memory(first, req), 0.0, k * min(req.cores, 100), 0))
+    return node_score(cards)
 
 
 def _hami_choose(node: Node, req: DeviceRequest) -> list[DeviceContext] | None:
@@ -525,11 +554,12 @@ def _hami_choose(node: Node, req: DeviceRequest) -> list[DeviceContext] | None:
     cands = [c for c in node.contexts if _hami_gpu_ok(c, req, scaling)]
     if len(cands) < req.count:
         return None
-    binpack = node.data_plane.hami.gpu_scheduler_policy == "binpack"
-    # HAMi sorts the cards by score (spread: descending; binpack: ascending; equal scores by NUMA node
-    # ascending, in a sort that keeps a node's few cards in order) and Fit takes them from the end:
-    # the lowest (spread) or highest (binpack) score first, equal scores from the last NUMA node and card.
-    cands.sort(key=lambda c: ((-_hami_score(c, req)) if binpack else _hami_score(c, req), -c.gpu.numa, -c.index))
+    policy = node.data_plane.hami.gpu_scheduler_policy
+    one = [(req.cores, req.memory_mib, req.mem_percentage)]
+    # HAMi sorts the cards (``DeviceUsageList.Less``: score, then NUMA node) and Fit takes them from the end;
+    # among cards equal in both (an unstable sort upstream) the model takes the highest index first.
+    cands.sort(key=lambda c: (card_order_key(card_score(hami_card_usage(c), one), c.gpu.numa, policy), c.index),
+               reverse=True)
     return cands[: req.count]
 
 

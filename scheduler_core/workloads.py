@@ -310,7 +310,7 @@ def _device_request(spec, gpus_per_pod: int, declared_mib: float, dp: DataPlane,
         if hr is None:  # pragma: no cover - check_references refuses such a workload
             raise ValueError(f"{spec.name}: the container asks no nvidia.com/gpu")
         return DeviceRequest("hami", "hami/" + GPU, hr.nums, memory_mib=hr.memory_mib, cores=hr.cores,
-                             mem_percentage=hr.mem_percentage)
+                             mem_percentage=hr.mem_percentage, card_filter=tuple(sorted(unit.annotations.items())))
     if mech == "kai-fraction" and gpus_per_pod == 1:
         frac = unit.gpu_fraction
         if frac is None and declared_mib < gpu_mem:

@@ -147,6 +147,11 @@ def check_references(sc: Scenario) -> list[tuple[str, str]]:
                              f"{w.unit.mig_profile!r} is not a MIG profile of {', '.join(sorted(fams))}"))
         if w.unit.hami is not None:
             errs.extend(_check_hami_unit(sc, i, w))
+        if w.unit.annotations:
+            dp = sc.stack.data_plane_for(w.node_group) if w.node_group else sc.stack.data_plane
+            if dp.mechanism != "hami":
+                errs.append((f"workloads.{i}.unit.annotations", "HAMi's card filters need mechanism 'hami' "
+                                                                f"(the workload's nodes use {dp.mechanism!r})"))
         if isinstance(w, TrainingWorkload) and w.roles:
             errs += _role_errors(i, w, cp.scheduler, groups)
         elif isinstance(w, TrainingWorkload):

@@ -96,6 +96,18 @@ class DeviceUnit(DocumentModel):
     hami: HamiResources | None = Field(None, description="the container's HAMi resources as written; HAMi's "
                                          "webhook defaults fill the rest (replaces gpus_per_worker, "
                                          "memory_request_gib and gpucores on HAMi nodes)")
+    annotations: dict[str, str] = Field(default_factory=dict, description="the pod's HAMi card filters: "
+                                        "nvidia.com/use-gputype, nouse-gputype (card types, comma-separated, "
+                                        "matched as case-insensitive substrings of 'NVIDIA <gpu>'), use-gpuuuid, "
+                                        "nouse-gpuuuid (card ids '<node>/gpu<i>', comma-separated)")
+
+    @model_validator(mode="after")
+    def _annotations(self) -> "DeviceUnit":
+        from scheduler_core.hami import CARD_FILTER_ANNOTATIONS
+        for key in self.annotations:
+            if key not in CARD_FILTER_ANNOTATIONS:
+                raise ValueError(f"annotations: {key!r} is not modelled; give one of {', '.join(CARD_FILTER_ANNOTATIONS)}")
+        return self
 
 
 class Topology(DocumentModel):
