@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterable
 
+from scheduler_core import dra as dramod
 from scheduler_core import mig as migmod
 from scheduler_core.hami import CardUsage, card_memory, check_type, check_uuid, card_order_key, card_score, node_score
 from scheduler_core.hardware import MIB_PER_GIB, GpuSpec
@@ -63,6 +64,10 @@ class DeviceRequest:
     cpu: float = 0.0  # host CPU cores per pod (0: not requested)
     host_gib: float = 0.0  # host memory per pod, GiB
     card_filter: tuple[tuple[str, str], ...] = ()  # HAMi's use/nouse-gputype and -gpuuuid annotations
+    device_class: str | None = None  # DRA deviceClassName (None: the model's memory-sized device, below)
+    selectors: tuple[str, ...] = ()  # DRA request CEL selectors
+    all_devices: bool = False  # DRA allocationMode All
+    shared_claim: str | None = None  # DRA ResourceClaim shared by the pods naming it
 
     def __hash__(self) -> int:
         """The dataclass's own hash (of the fields' tuple), computed once: every bucket key of the policies'
@@ -70,7 +75,8 @@ class DeviceRequest:
         h = self.__dict__.get("_hash")
         if h is None:
             h = hash((self.kind, self.resource, self.count, self.memory_mib, self.cores, self.fraction, self.profile,
-                      self.mem_percentage, self.cpu, self.host_gib, self.card_filter))
+                      self.mem_percentage, self.cpu, self.host_gib, self.card_filter, self.device_class,
+                      self.selectors, self.all_devices, self.shared_claim))
             self.__dict__["_hash"] = h
         return h
 
@@ -126,6 +132,10 @@ class DeviceRequest:
             return f"{self.count}x vGPU ({mem}, {self.cores}% cores)"
         if self.kind == "fraction":
             return f"gpu-fraction {self.fraction:g}"
+        if self.kind == "dra" and self.device_class is not None:
+            n = "all" if self.all_devices else f"{self.count}x"
+            shared = f", shared claim {self.shared_claim}" if self.shared_claim else ""
+            return f"{n} DRA {self.device_class}{shared}"
         if self.kind == "dra":
             return f"{self.count}x DRA {self.profile or 'gpu'} (>= {self.memory_mib / MIB_PER_GIB:.0f} GiB)"
         return f"{self.count}x {self.resource}"
@@ -136,7 +146,7 @@ class DeviceContext:
 
     __slots__ = ("node", "gpu", "placement", "capacity", "bandwidth", "memory_mib", "resource", "isolation", "slots",
                  "used_slots", "mem_declared", "cores_used", "fraction_used", "tenants", "oom_event",
-                 "unusable", "index", "equiv_per_slot")
+                 "unusable", "index", "equiv_per_slot", "published")
 
     def __init__(self, node: "Node", gpu: "Gpu", placement: migmod.MigPlacement | None, index: int) -> None:
         self.node = node
@@ -163,6 +173,7 @@ class DeviceContext:
         self.oom_event = None
         self.unusable = False  # MIG-enabled GPU handed out whole under strategy none
         self.equiv_per_slot = 1.0
+        self.published = None  # the DRA device this context is published as (dra_device, cached)
 
     @property
     def name(self) -> str:
@@ -241,6 +252,9 @@ class Node:
         self.advertised: dict[str, int] = {}
         self.free: dict[str, int] = {}
         self.inventory_warnings: list[str] = []
+        # DRA ResourceClaims shared by several pods: name -> [node, devices, consumers]. One dict for all the
+        # nodes of a simulation (a claim allocated on one node is unavailable on the others).
+        self.shared_claims: dict[str, list] = {}
         self.rebuild_contexts()
 
     # -- exposure ------------------------------------------------------------
@@ -343,6 +357,13 @@ class Node:
         if req.kind == "fraction":
             return _fraction_fit_count(self, req)
         if req.kind == "dra":
+            if req.shared_claim is not None:
+                held = self.shared_claims.get(req.shared_claim)
+                if held is not None:
+                    return SHARED_CONSUMERS if held[0] is self else 0
+                return SHARED_CONSUMERS if _dra_pick(self, req) is not None else 0
+            if req.all_devices:
+                return 1 if _dra_pick(self, req) is not None else 0
             return len(_dra_candidates(self, req)) // req.count
         return 0
 
@@ -392,8 +413,10 @@ class Node:
         if req.kind == "fraction":
             return _fraction_choose(self, req)
         if req.kind == "dra":
-            cands = _dra_candidates(self, req)
-            return cands[: req.count] if len(cands) >= req.count else None
+            held = self.shared_claims.get(req.shared_claim) if req.shared_claim is not None else None
+            if held is not None:
+                return list(held[1]) if held[0] is self else None
+            return _dra_pick(self, req)
         return None
 
     def commit(self, pod, req: DeviceRequest, contexts: list[DeviceContext]) -> None:
@@ -401,6 +424,17 @@ class Node:
             self.cpu_free -= req.cpu
         if self.host_gib_free is not None:
             self.host_gib_free -= req.host_gib
+        held = self.shared_claims.get(req.shared_claim) if req.shared_claim is not None else None
+        if held is not None:  # one more consumer of an allocated claim: its devices, time-sliced among them
+            held[2] += 1
+            for c in contexts:
+                c.isolation = "timeslice"
+                if pod not in c.tenants:
+                    c.tenants.append(pod)
+            self.pods.append(pod)
+            return
+        if req.shared_claim is not None:
+            self.shared_claims[req.shared_claim] = [self, list(contexts), 1]
         for c in contexts:
             if req.kind in ("count", "dra"):
                 c.used_slots += 1
@@ -425,6 +459,19 @@ class Node:
             self.cpu_free += req.cpu
         if self.host_gib_free is not None:
             self.host_gib_free += req.host_gib
+        held = self.shared_claims.get(req.shared_claim) if req.shared_claim is not None else None
+        if held is not None:
+            held[2] -= 1
+            if held[2] > 0:  # the claim stays allocated while it has consumers
+                for c in contexts:
+                    if pod in c.tenants:
+                        c.tenants.remove(pod)
+                    if held[2] == 1:
+                        c.isolation = "exclusive"
+                if pod in self.pods:
+                    self.pods.remove(pod)
+                return
+            del self.shared_claims[req.shared_claim]
         for c in contexts:
             if req.kind in ("count", "dra"):
                 c.used_slots -= 1
@@ -449,6 +496,9 @@ class Node:
     def gpu_equivalents(self, req: DeviceRequest, contexts: Iterable[DeviceContext]) -> float:
         """Allocated capacity in GPUs (MIG: g/7 of a GPU; replicas: 1/replicas; HAMi: larger of
         memory and core share; KAI: the fraction)."""
+        held = self.shared_claims.get(req.shared_claim) if req.shared_claim is not None else None
+        if held is not None and held[2] > 1:
+            return 0.0  # a shared claim's devices count once, for the consumer that allocated it
         total = 0.0
         for c in contexts:
             if req.kind == "hami":
@@ -579,8 +629,53 @@ def _fraction_choose(node: Node, req: DeviceRequest) -> list[DeviceContext] | No
 
 
 # --------------------------------------------------------------------- DRA
+# Pods a node can take for a shared claim (they add no devices): a bound no plan reaches.
+SHARED_CONSUMERS = 1 << 20
+
+
+def dra_device(c: DeviceContext) -> dramod.Device:
+    """The device the NVIDIA DRA driver publishes for context ``c``: a whole GPU ``gpu-<i>`` of type ``gpu``
+    or a MIG device of type ``mig`` with its ``profile``; ``productName`` as NVML names the board; capacity
+    ``memory`` in bytes."""
+    if c.published is None:
+        g = c.gpu
+        attrs: dict = {"type": "gpu" if c.placement is None else "mig", "productName": f"NVIDIA {g.spec.name}",
+                       "index": g.index, "uuid": c.name}
+        name = f"gpu-{g.index}"
+        if c.placement is not None:
+            attrs["profile"] = c.placement.profile.name
+            name += f"-mig-{c.placement.profile.name}-{c.placement}"
+        c.published = dramod.Device(name, attrs, {"memory": int(c.memory_mib) * 2**20})
+    return c.published
+
+
+def _dra_matching(node: Node, req: DeviceRequest) -> list[DeviceContext]:
+    """The node's devices (ResourceSlice order) matching the request's DeviceClass and selectors."""
+    classes = node.data_plane.dra.classes()
+    exprs = classes[req.device_class] + req.selectors
+    sels = [dramod.compile_selector(e, f"device class {req.device_class}") for e in exprs]
+    return [c for c in node.contexts
+            if not c.unusable and all(s(dra_device(c), dramod.NVIDIA_DRIVER) for s in sels)]
+
+
+def _dra_pick(node: Node, req: DeviceRequest) -> list[DeviceContext] | None:
+    """The devices the allocator gives one pod's claim here, or None: the first ``count`` free matching devices
+    in slice order, or with allocationMode All every matching device (none may be taken)."""
+    if req.device_class is None:
+        cands = _dra_candidates(node, req)
+        return cands[: req.count] if len(cands) >= req.count else None
+    matching = _dra_matching(node, req)
+    if req.all_devices:
+        return matching if matching and not any(c.tenants for c in matching) else None
+    free = [c for c in matching if not c.tenants]
+    return free[: req.count] if len(free) >= req.count else None
+
+
 def _dra_candidates(node: Node, req: DeviceRequest) -> list[DeviceContext]:
-    # The structured-parameters allocator takes the first matching device in ResourceSlice order.
+    if req.device_class is not None:
+        return [c for c in _dra_matching(node, req) if not c.tenants]
+    # The model's default claim (no device class stated): the smallest device whose memory holds the pod's,
+    # MIG devices included; or the MIG profile asked.
     out = []
     for c in node.contexts:
         if c.tenants or c.unusable:

@@ -292,6 +292,14 @@ def _device_request(spec, gpus_per_pod: int, declared_mib: float, dp: DataPlane,
     family = groups[0].spec.mig_family
     gpu_mem = groups[0].spec.memory_mib
     if mech == "dra":
+        claim = unit.dra
+        if claim is not None:
+            every = claim.allocation_mode == "All"
+            return DeviceRequest("dra", "dra", 1 if every else (claim.count or gpus_per_pod), memory_mib=declared_mib,
+                                 device_class=claim.device_class, selectors=tuple(claim.selectors),
+                                 all_devices=every, shared_claim=claim.resource_claim_name)
+        if unit.whole_gpu:  # DeviceClass gpu.nvidia.com: whole GPUs only, never a MIG device
+            return DeviceRequest("dra", "dra", gpus_per_pod, memory_mib=declared_mib, device_class="gpu.nvidia.com")
         return DeviceRequest("dra", "dra", gpus_per_pod, memory_mib=declared_mib,
                              profile=unit.mig_profile if present_profiles else None)
     # A MIG profile request only means something where the target nodes have MIG instances

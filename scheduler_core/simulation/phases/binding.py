@@ -65,6 +65,8 @@ class BindingPhase:
                     best, best_key = n, key
             if best is None:
                 return None
+            if req.shared_claim is not None:  # a shared claim's devices are on one node: every consumer goes there
+                fits = [f for f in fits if f[0] is best]
             used[best.name] += 1
             plan.setdefault(best.name, [best, 0])[1] += 1
         return [(n, k) for n, k in sorted(plan.values(), key=lambda x: x[0].index)]
