@@ -674,8 +674,8 @@ def _dra_pick(node: Node, req: DeviceRequest) -> list[DeviceContext] | None:
 def _dra_candidates(node: Node, req: DeviceRequest) -> list[DeviceContext]:
     if req.device_class is not None:
         return [c for c in _dra_matching(node, req) if not c.tenants]
-    # The model's default claim (no device class stated): the smallest device whose memory holds the pod's,
-    # MIG devices included; or the MIG profile asked.
+    # The claim the export writes without unit.dra: a MIG profile asked (class mig.nvidia.com, profile selector),
+    # else class gpu.nvidia.com with a memory selector: whole GPUs only, in ResourceSlice order.
     out = []
     for c in node.contexts:
         if c.tenants or c.unusable:
@@ -683,14 +683,9 @@ def _dra_candidates(node: Node, req: DeviceRequest) -> list[DeviceContext]:
         if req.profile is not None:
             if c.placement is None or c.placement.profile.name != req.profile:
                 continue
-        elif c.placement is not None and c.memory_mib < req.memory_mib:
-            continue
-        elif c.placement is not None and req.count > 1:
+        elif c.placement is not None:
             continue
         out.append(c)
-    if req.profile is None:
-        # Prefer the smallest device that satisfies the claim's memory selector.
-        out.sort(key=lambda c: (c.memory_mib, c.index))
     return out
 
 

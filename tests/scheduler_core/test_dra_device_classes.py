@@ -51,6 +51,13 @@ def test_a_whole_gpu_claim_never_gets_a_mig_device():
     assert devices(sim, "whole") == ["n-0/gpu1"]
 
 
+def test_the_default_claim_is_the_exported_one_whole_gpus_only():
+    # Without unit.dra the export writes class gpu.nvidia.com with a memory selector; the model used to give
+    # the pod a 1g.10gb MIG device (smallest holding 8 GiB), which that claim can never get.
+    sim = run([job("plain")], mig=MIG_GPU0)
+    assert devices(sim, "plain") == ["n-0/gpu1"]
+
+
 def test_a_second_whole_gpu_claim_waits_with_the_plugins_words():
     sim = run([job("a", unit={"whole_gpu": True}), job("b", at=1, unit={"whole_gpu": True})], mig=MIG_GPU0)
     assert devices(sim, "a") == ["n-0/gpu1"]
