@@ -186,7 +186,7 @@ class DeviceContext:
 
 
 class Gpu:
-    __slots__ = ("node", "index", "spec", "numa", "layout", "mig_enabled", "contexts", "healthy")
+    __slots__ = ("node", "index", "spec", "numa", "layout", "mig_enabled", "contexts", "healthy", "partitionable")
 
     def __init__(self, node: "Node", index: int, spec: GpuSpec, numa: int) -> None:
         self.node = node
@@ -197,6 +197,7 @@ class Gpu:
         self.mig_enabled = False
         self.contexts: list[DeviceContext] = []
         self.healthy = True
+        self.partitionable = False  # DRA partitionable devices: the whole GPU and its MIG partitions published
 
     def idle(self) -> bool:
         return all(not c.tenants for c in self.contexts)
@@ -273,7 +274,14 @@ class Node:
             if g.index not in targets:
                 continue
             g.contexts = []
-            if g.mig_enabled and strategy != "none":
+            g.partitionable = (mech == "dra" and dp.dra.partitionable_devices and g.spec.mig_capable
+                               and not g.mig_enabled)
+            if g.partitionable:  # the whole GPU, then every partition at every start it may take
+                g.contexts.append(DeviceContext(self, g, None, 0))
+                for prof in migmod.PROFILES[g.spec.mig_family].values():
+                    for start in prof.allowed_starts:
+                        g.contexts.append(DeviceContext(self, g, migmod.MigPlacement(start, prof), 0))
+            elif g.mig_enabled and strategy != "none":
                 for p in (g.layout.placements if g.layout else ()):
                     g.contexts.append(DeviceContext(self, g, p, 0))
             else:
@@ -364,6 +372,8 @@ class Node:
                 return SHARED_CONSUMERS if _dra_pick(self, req) is not None else 0
             if req.all_devices:
                 return 1 if _dra_pick(self, req) is not None else 0
+            if any(g.partitionable for g in self.gpus):
+                return _dra_partitioned_fit(self, req)
             return len(_dra_candidates(self, req)) // req.count
         return 0
 
@@ -658,27 +668,73 @@ def _dra_matching(node: Node, req: DeviceRequest) -> list[DeviceContext]:
             if not c.unusable and all(s(dra_device(c), dramod.NVIDIA_DRIVER) for s in sels)]
 
 
+def _partition_blocked(c: DeviceContext, picked: list[DeviceContext] = ()) -> bool:
+    """Is a partitionable GPU's device ``c`` out of reach: its counters taken by allocated devices (or by
+    ``picked``, chosen for the same pod)? The whole GPU consumes every counter; a MIG partition its memory
+    slices and compute, so it fits only where MIG could add it to the partitions in use."""
+    g = c.gpu
+    if not g.partitionable:
+        return False
+    taken = [x for x in g.contexts if x is not c and (x.tenants or x in picked)]
+    if c.placement is None:
+        return bool(taken)
+    if any(x.placement is None for x in taken):
+        return True
+    layout = migmod.MigLayout(g.spec.mig_family, tuple(x.placement for x in taken))
+    return c.placement.start not in layout.can_add(c.placement.profile)
+
+
+def _first_free(cands: list[DeviceContext], count: int) -> list[DeviceContext] | None:
+    """The first ``count`` of ``cands`` (slice order) that are free and fit beside each other."""
+    out: list[DeviceContext] = []
+    for c in cands:
+        if not _partition_blocked(c, out):
+            out.append(c)
+            if len(out) == count:
+                return out
+    return None
+
+
+def _dra_partitioned_fit(node: Node, req: DeviceRequest) -> int:
+    """Pods of ``req`` the node holds when devices share counters: picked one pod after another."""
+    cands = _dra_candidates(node, req)
+    held: list[DeviceContext] = []
+    pods = 0
+    while True:
+        out = list(held)
+        for c in cands:
+            if c not in out and not _partition_blocked(c, out):
+                out.append(c)
+                if len(out) - len(held) == req.count:
+                    break
+        if len(out) - len(held) < req.count:
+            return pods
+        held, pods = out, pods + 1
+
+
 def _dra_pick(node: Node, req: DeviceRequest) -> list[DeviceContext] | None:
     """The devices the allocator gives one pod's claim here, or None: the first ``count`` free matching devices
     in slice order, or with allocationMode All every matching device (none may be taken)."""
     if req.device_class is None:
-        cands = _dra_candidates(node, req)
-        return cands[: req.count] if len(cands) >= req.count else None
+        return _first_free(_dra_candidates(node, req), req.count)
     matching = _dra_matching(node, req)
     if req.all_devices:
-        return matching if matching and not any(c.tenants for c in matching) else None
-    free = [c for c in matching if not c.tenants]
-    return free[: req.count] if len(free) >= req.count else None
+        if not matching or any(c.tenants for c in matching):
+            return None
+        return _first_free(matching, len(matching))
+    return _first_free([c for c in matching if not c.tenants], req.count)
 
 
 def _dra_candidates(node: Node, req: DeviceRequest) -> list[DeviceContext]:
+    """Free devices matching the claim, in slice order (devices of a partitionable GPU may still block each
+    other: :func:`_first_free`)."""
     if req.device_class is not None:
-        return [c for c in _dra_matching(node, req) if not c.tenants]
+        return [c for c in _dra_matching(node, req) if not c.tenants and not _partition_blocked(c)]
     # The claim the export writes without unit.dra: a MIG profile asked (class mig.nvidia.com, profile selector),
     # else class gpu.nvidia.com with a memory selector: whole GPUs only, in ResourceSlice order.
     out = []
     for c in node.contexts:
-        if c.tenants or c.unusable:
+        if c.tenants or c.unusable or _partition_blocked(c):
             continue
         if req.profile is not None:
             if c.placement is None or c.placement.profile.name != req.profile:

@@ -53,6 +53,10 @@ class DraConfig(DocumentModel):
     """The DRA driver's side of a ``dra`` data plane: DeviceClasses the claims may name."""
 
     device_classes: list[DeviceClassSpec] = Field(default_factory=list)
+    partitionable_devices: bool = Field(False, description="the NVIDIA driver's dynamic MIG (KEP 4815 partitionable "
+                                        "devices): a MIG-capable GPU not MIG-enabled in the pool publishes itself and "
+                                        "every MIG partition, sharing one counter set, so one allocated blocks the "
+                                        "devices it overlaps (the whole GPU blocks all)")
 
     def classes(self) -> dict[str, tuple[str, ...]]:
         from scheduler_core.dra import NVIDIA_CLASSES

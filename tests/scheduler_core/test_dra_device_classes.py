@@ -171,3 +171,37 @@ def test_a_shared_claim_is_freed_when_its_last_consumer_ends():
     assert start["a"] == 0 and start["b"] == 1
     assert start["c"] >= 21 * 60 - 1e-6  # not when a ended (10 min): b still held the claim
     assert not sim.nodes[0].shared_claims
+
+
+# ------------------------------------------------------------------ partitionable devices
+PART = {"partitionable_devices": True}
+
+
+def mig_claim(profile=None):
+    sel = [f"device.attributes['gpu.nvidia.com'].profile == '{profile}'"] if profile else []
+    return {"dra": {"device_class": "mig.nvidia.com", "selectors": sel}}
+
+
+def test_a_whole_gpu_allocated_blocks_its_partitions():
+    # The NVIDIA driver with partitionable devices publishes GPU 0 whole and as every MIG partition, all
+    # consuming the GPU's one counter set: once the whole GPU is allocated no partition fits.
+    sim = run([job("whole"), job("mig", at=1, unit=mig_claim())], gpus=1, dra=PART)
+    assert devices(sim, "whole") == ["n-0/gpu0"]
+    assert reason(sim, "mig") == "0/1 nodes are available: 1 cannot allocate all claims."
+
+
+def test_a_partition_allocated_blocks_the_whole_gpu_but_not_its_neighbours():
+    sim = run([job("a", unit=mig_claim("3g.40gb")), job("whole", at=1), job("b", at=2, unit=mig_claim("3g.40gb")),
+               job("c", at=3, unit=mig_claim("1g.10gb"))], gpus=1, dra=PART)
+    assert devices(sim, "a") == ["n-0/gpu0/3g.40gb@0"]
+    assert reason(sim, "whole") == "0/1 nodes are available: 1 cannot allocate all claims."
+    assert devices(sim, "b") == ["n-0/gpu0/3g.40gb@4"]  # the next partition whose memory slices are free
+    assert devices(sim, "c") == []  # 3g + 3g leave a memory slice but no compute slice (7 of 7 used)
+
+
+def test_partitions_are_published_only_for_gpus_not_mig_enabled_in_the_pool():
+    sim = run([job("m", unit=mig_claim())], gpus=2, dra=PART, mig=MIG_GPU0)
+    gpu0, gpu1 = sim.nodes[0].gpus
+    assert not gpu0.partitionable and len(gpu0.contexts) == 7  # the pool's static layout
+    assert gpu1.partitionable and gpu1.contexts[0].placement is None and len(gpu1.contexts) > 8
+    assert devices(sim, "m") == ["n-0/gpu0/1g.10gb@0"]
