@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterable
 
+from scheduler_core import dra as dramod
 from scheduler_core import mig as migmod
-from scheduler_core.hami import card_memory
+from scheduler_core.hami import CardUsage, card_memory, check_type, check_uuid, card_order_key, card_score, node_score
 from scheduler_core.hardware import MIB_PER_GIB, GpuSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,6 +63,11 @@ class DeviceRequest:
     mem_percentage: int = 0  # HAMi gpumem-percentage (memory_mib 0): each card's memory x pct / 100
     cpu: float = 0.0  # host CPU cores per pod (0: not requested)
     host_gib: float = 0.0  # host memory per pod, GiB
+    card_filter: tuple[tuple[str, str], ...] = ()  # HAMi's use/nouse-gputype and -gpuuuid annotations
+    device_class: str | None = None  # DRA deviceClassName (None: the model's memory-sized device, below)
+    selectors: tuple[str, ...] = ()  # DRA request CEL selectors
+    all_devices: bool = False  # DRA allocationMode All
+    shared_claim: str | None = None  # DRA ResourceClaim shared by the pods naming it
 
     def __hash__(self) -> int:
         """The dataclass's own hash (of the fields' tuple), computed once: every bucket key of the policies'
@@ -69,7 +75,8 @@ class DeviceRequest:
         h = self.__dict__.get("_hash")
         if h is None:
             h = hash((self.kind, self.resource, self.count, self.memory_mib, self.cores, self.fraction, self.profile,
-                      self.mem_percentage, self.cpu, self.host_gib))
+                      self.mem_percentage, self.cpu, self.host_gib, self.card_filter, self.device_class,
+                      self.selectors, self.all_devices, self.shared_claim))
             self.__dict__["_hash"] = h
         return h
 
@@ -125,6 +132,10 @@ class DeviceRequest:
             return f"{self.count}x vGPU ({mem}, {self.cores}% cores)"
         if self.kind == "fraction":
             return f"gpu-fraction {self.fraction:g}"
+        if self.kind == "dra" and self.device_class is not None:
+            n = "all" if self.all_devices else f"{self.count}x"
+            shared = f", shared claim {self.shared_claim}" if self.shared_claim else ""
+            return f"{n} DRA {self.device_class}{shared}"
         if self.kind == "dra":
             return f"{self.count}x DRA {self.profile or 'gpu'} (>= {self.memory_mib / MIB_PER_GIB:.0f} GiB)"
         return f"{self.count}x {self.resource}"
@@ -135,7 +146,7 @@ class DeviceContext:
 
     __slots__ = ("node", "gpu", "placement", "capacity", "bandwidth", "memory_mib", "resource", "isolation", "slots",
                  "used_slots", "mem_declared", "cores_used", "fraction_used", "tenants", "oom_event",
-                 "unusable", "index", "equiv_per_slot")
+                 "unusable", "index", "equiv_per_slot", "published")
 
     def __init__(self, node: "Node", gpu: "Gpu", placement: migmod.MigPlacement | None, index: int) -> None:
         self.node = node
@@ -162,6 +173,7 @@ class DeviceContext:
         self.oom_event = None
         self.unusable = False  # MIG-enabled GPU handed out whole under strategy none
         self.equiv_per_slot = 1.0
+        self.published = None  # the DRA device this context is published as (dra_device, cached)
 
     @property
     def name(self) -> str:
@@ -174,7 +186,7 @@ class DeviceContext:
 
 
 class Gpu:
-    __slots__ = ("node", "index", "spec", "numa", "layout", "mig_enabled", "contexts", "healthy")
+    __slots__ = ("node", "index", "spec", "numa", "layout", "mig_enabled", "contexts", "healthy", "partitionable")
 
     def __init__(self, node: "Node", index: int, spec: GpuSpec, numa: int) -> None:
         self.node = node
@@ -185,6 +197,7 @@ class Gpu:
         self.mig_enabled = False
         self.contexts: list[DeviceContext] = []
         self.healthy = True
+        self.partitionable = False  # DRA partitionable devices: the whole GPU and its MIG partitions published
 
     def idle(self) -> bool:
         return all(not c.tenants for c in self.contexts)
@@ -240,6 +253,9 @@ class Node:
         self.advertised: dict[str, int] = {}
         self.free: dict[str, int] = {}
         self.inventory_warnings: list[str] = []
+        # DRA ResourceClaims shared by several pods: name -> [node, devices, consumers]. One dict for all the
+        # nodes of a simulation (a claim allocated on one node is unavailable on the others).
+        self.shared_claims: dict[str, list] = {}
         self.rebuild_contexts()
 
     # -- exposure ------------------------------------------------------------
@@ -258,7 +274,14 @@ class Node:
             if g.index not in targets:
                 continue
             g.contexts = []
-            if g.mig_enabled and strategy != "none":
+            g.partitionable = (mech == "dra" and dp.dra.partitionable_devices and g.spec.mig_capable
+                               and not g.mig_enabled)
+            if g.partitionable:  # the whole GPU, then every partition at every start it may take
+                g.contexts.append(DeviceContext(self, g, None, 0))
+                for prof in migmod.PROFILES[g.spec.mig_family].values():
+                    for start in prof.allowed_starts:
+                        g.contexts.append(DeviceContext(self, g, migmod.MigPlacement(start, prof), 0))
+            elif g.mig_enabled and strategy != "none":
                 for p in (g.layout.placements if g.layout else ()):
                     g.contexts.append(DeviceContext(self, g, p, 0))
             else:
@@ -342,6 +365,15 @@ class Node:
         if req.kind == "fraction":
             return _fraction_fit_count(self, req)
         if req.kind == "dra":
+            if req.shared_claim is not None:
+                held = self.shared_claims.get(req.shared_claim)
+                if held is not None:
+                    return SHARED_CONSUMERS if held[0] is self else 0
+                return SHARED_CONSUMERS if _dra_pick(self, req) is not None else 0
+            if req.all_devices:
+                return 1 if _dra_pick(self, req) is not None else 0
+            if any(g.partitionable for g in self.gpus):
+                return _dra_partitioned_fit(self, req)
             return len(_dra_candidates(self, req)) // req.count
         return 0
 
@@ -391,8 +423,10 @@ class Node:
         if req.kind == "fraction":
             return _fraction_choose(self, req)
         if req.kind == "dra":
-            cands = _dra_candidates(self, req)
-            return cands[: req.count] if len(cands) >= req.count else None
+            held = self.shared_claims.get(req.shared_claim) if req.shared_claim is not None else None
+            if held is not None:
+                return list(held[1]) if held[0] is self else None
+            return _dra_pick(self, req)
         return None
 
     def commit(self, pod, req: DeviceRequest, contexts: list[DeviceContext]) -> None:
@@ -400,6 +434,17 @@ class Node:
             self.cpu_free -= req.cpu
         if self.host_gib_free is not None:
             self.host_gib_free -= req.host_gib
+        held = self.shared_claims.get(req.shared_claim) if req.shared_claim is not None else None
+        if held is not None:  # one more consumer of an allocated claim: its devices, time-sliced among them
+            held[2] += 1
+            for c in contexts:
+                c.isolation = "timeslice"
+                if pod not in c.tenants:
+                    c.tenants.append(pod)
+            self.pods.append(pod)
+            return
+        if req.shared_claim is not None:
+            self.shared_claims[req.shared_claim] = [self, list(contexts), 1]
         for c in contexts:
             if req.kind in ("count", "dra"):
                 c.used_slots += 1
@@ -424,6 +469,19 @@ class Node:
             self.cpu_free += req.cpu
         if self.host_gib_free is not None:
             self.host_gib_free += req.host_gib
+        held = self.shared_claims.get(req.shared_claim) if req.shared_claim is not None else None
+        if held is not None:
+            held[2] -= 1
+            if held[2] > 0:  # the claim stays allocated while it has consumers
+                for c in contexts:
+                    if pod in c.tenants:
+                        c.tenants.remove(pod)
+                    if held[2] == 1:
+                        c.isolation = "exclusive"
+                if pod in self.pods:
+                    self.pods.remove(pod)
+                return
+            del self.shared_claims[req.shared_claim]
         for c in contexts:
             if req.kind in ("count", "dra"):
                 c.used_slots -= 1
@@ -448,6 +506,9 @@ class Node:
     def gpu_equivalents(self, req: DeviceRequest, contexts: Iterable[DeviceContext]) -> float:
         """Allocated capacity in GPUs (MIG: g/7 of a GPU; replicas: 1/replicas; HAMi: larger of
         memory and core share; KAI: the fraction)."""
+        held = self.shared_claims.get(req.shared_claim) if req.shared_claim is not None else None
+        if held is not None and held[2] > 1:
+            return 0.0  # a shared claim's devices count once, for the consumer that allocated it
         total = 0.0
         for c in contexts:
             if req.kind == "hami":
@@ -483,6 +544,16 @@ def hami_card_memory(c: DeviceContext, req: DeviceRequest) -> float:
                        req.mem_percentage)
 
 
+def hami_card_type(c: DeviceContext) -> str:
+    """The card type HAMi's device plugin registers: NVML's product name, ``NVIDIA <model>``."""
+    return f"NVIDIA {c.gpu.spec.name}"
+
+
+def hami_card_id(c: DeviceContext) -> str:
+    """The card's id for ``use-gpuuuid``/``nouse-gpuuuid``: the model has no GPU UUIDs, so ``<node>/gpu<i>``."""
+    return f"{c.node.name}/gpu{c.gpu.index}"
+
+
 def hami_card_reason(c: DeviceContext, req: DeviceRequest, scaling: float) -> str | None:
     """Why HAMi's fit rejects this card for ``req`` (its reason names), or None if it fits.
 
@@ -491,6 +562,12 @@ def hami_card_reason(c: DeviceContext, req: DeviceRequest, scaling: float) -> st
     cores = min(req.cores, 100)  # Fit caps a core request at 100 ("core limit can't exceed 100")
     if not c.gpu.healthy:
         return "CardNotHealth"
+    if req.card_filter:
+        annotations = dict(req.card_filter)
+        if not check_type(annotations, hami_card_type(c)):
+            return "CardTypeMismatch"
+        if not check_uuid(annotations, hami_card_id(c)):
+            return "CardUuidMismatch"
     if c.slots <= c.used_slots:
         return "CardTimeSlicingExhausted"
     total = c.memory_mib * scaling
@@ -515,9 +592,21 @@ def _hami_fit_count(node: Node, req: DeviceRequest) -> int:
     return ok // req.count
 
 
-def _hami_score(c: DeviceContext, req: DeviceRequest) -> float:
-    # GPU score = ((req.core + used.core)/total.core + (req.mem + used.mem)/total.mem) * 10 (§3)
-    return ((req.cores + c.cores_used) / 100.0 + (hami_card_memory(c, req) + c.mem_declared) / c.memory_mib) * 10
+def hami_card_usage(c: DeviceContext) -> CardUsage:
+    """Card ``c`` as HAMi's scorer reads it (its memory scaled by ``deviceMemoryScaling``)."""
+    return CardUsage(c.used_slots, c.slots, c.mem_declared, c.memory_mib * c.node.data_plane.hami.device_memory_scaling,
+                     c.cores_used, 100, c.gpu.numa)
+
+
+def hami_node_score(node: Node, req: DeviceRequest, extra_pods: int = 0) -> float:
+    """HAMi's node score (``ComputeDefaultScore``) with ``extra_pods`` more pods of ``req`` tentatively placed
+    (a plan's earlier pods: each books ``req.count`` cards' slots, cores and memory)."""
+    cards = [hami_card_usage(c) for c in node.contexts]
+    if extra_pods and cards:
+        k = extra_pods * req.count
+        first = node.contexts[0]
+        cards.append(CardUsage(k, 0, k * hami_card_memory(first, req), 0.0, k * min(req.cores, 100), 0))
+    return node_score(cards)
 
 
 def _hami_choose(node: Node, req: DeviceRequest) -> list[DeviceContext] | None:
@@ -525,11 +614,12 @@ def _hami_choose(node: Node, req: DeviceRequest) -> list[DeviceContext] | None:
     cands = [c for c in node.contexts if _hami_gpu_ok(c, req, scaling)]
     if len(cands) < req.count:
         return None
-    binpack = node.data_plane.hami.gpu_scheduler_policy == "binpack"
-    # HAMi sorts the cards by score (spread: descending; binpack: ascending; equal scores by NUMA node
-    # ascending, in a sort that keeps a node's few cards in order) and Fit takes them from the end:
-    # the lowest (spread) or highest (binpack) score first, equal scores from the last NUMA node and card.
-    cands.sort(key=lambda c: ((-_hami_score(c, req)) if binpack else _hami_score(c, req), -c.gpu.numa, -c.index))
+    policy = node.data_plane.hami.gpu_scheduler_policy
+    one = [(req.cores, req.memory_mib, req.mem_percentage)]
+    # HAMi sorts the cards (``DeviceUsageList.Less``: score, then NUMA node) and Fit takes them from the end;
+    # among cards equal in both (an unstable sort upstream) the model takes the highest index first.
+    cands.sort(key=lambda c: (card_order_key(card_score(hami_card_usage(c), one), c.gpu.numa, policy), c.index),
+               reverse=True)
     return cands[: req.count]
 
 
@@ -549,23 +639,109 @@ def _fraction_choose(node: Node, req: DeviceRequest) -> list[DeviceContext] | No
 
 
 # --------------------------------------------------------------------- DRA
+# Pods a node can take for a shared claim (they add no devices): a bound no plan reaches.
+SHARED_CONSUMERS = 1 << 20
+
+
+def dra_device(c: DeviceContext) -> dramod.Device:
+    """The device the NVIDIA DRA driver publishes for context ``c``: a whole GPU ``gpu-<i>`` of type ``gpu``
+    or a MIG device of type ``mig`` with its ``profile``; ``productName`` as NVML names the board; capacity
+    ``memory`` in bytes."""
+    if c.published is None:
+        g = c.gpu
+        attrs: dict = {"type": "gpu" if c.placement is None else "mig", "productName": f"NVIDIA {g.spec.name}",
+                       "index": g.index, "uuid": c.name}
+        name = f"gpu-{g.index}"
+        if c.placement is not None:
+            attrs["profile"] = c.placement.profile.name
+            name += f"-mig-{c.placement.profile.name}-{c.placement}"
+        c.published = dramod.Device(name, attrs, {"memory": int(c.memory_mib) * 2**20})
+    return c.published
+
+
+def _dra_matching(node: Node, req: DeviceRequest) -> list[DeviceContext]:
+    """The node's devices (ResourceSlice order) matching the request's DeviceClass and selectors."""
+    classes = node.data_plane.dra.classes()
+    exprs = classes[req.device_class] + req.selectors
+    sels = [dramod.compile_selector(e, f"device class {req.device_class}") for e in exprs]
+    return [c for c in node.contexts
+            if not c.unusable and all(s(dra_device(c), dramod.NVIDIA_DRIVER) for s in sels)]
+
+
+def _partition_blocked(c: DeviceContext, picked: list[DeviceContext] = ()) -> bool:
+    """Is a partitionable GPU's device ``c`` out of reach: its counters taken by allocated devices (or by
+    ``picked``, chosen for the same pod)? The whole GPU consumes every counter; a MIG partition its memory
+    slices and compute, so it fits only where MIG could add it to the partitions in use."""
+    g = c.gpu
+    if not g.partitionable:
+        return False
+    taken = [x for x in g.contexts if x is not c and (x.tenants or x in picked)]
+    if c.placement is None:
+        return bool(taken)
+    if any(x.placement is None for x in taken):
+        return True
+    layout = migmod.MigLayout(g.spec.mig_family, tuple(x.placement for x in taken))
+    return c.placement.start not in layout.can_add(c.placement.profile)
+
+
+def _first_free(cands: list[DeviceContext], count: int) -> list[DeviceContext] | None:
+    """The first ``count`` of ``cands`` (slice order) that are free and fit beside each other."""
+    out: list[DeviceContext] = []
+    for c in cands:
+        if not _partition_blocked(c, out):
+            out.append(c)
+            if len(out) == count:
+                return out
+    return None
+
+
+def _dra_partitioned_fit(node: Node, req: DeviceRequest) -> int:
+    """Pods of ``req`` the node holds when devices share counters: picked one pod after another."""
+    cands = _dra_candidates(node, req)
+    held: list[DeviceContext] = []
+    pods = 0
+    while True:
+        out = list(held)
+        for c in cands:
+            if c not in out and not _partition_blocked(c, out):
+                out.append(c)
+                if len(out) - len(held) == req.count:
+                    break
+        if len(out) - len(held) < req.count:
+            return pods
+        held, pods = out, pods + 1
+
+
+def _dra_pick(node: Node, req: DeviceRequest) -> list[DeviceContext] | None:
+    """The devices the allocator gives one pod's claim here, or None: the first ``count`` free matching devices
+    in slice order, or with allocationMode All every matching device (none may be taken)."""
+    if req.device_class is None:
+        return _first_free(_dra_candidates(node, req), req.count)
+    matching = _dra_matching(node, req)
+    if req.all_devices:
+        if not matching or any(c.tenants for c in matching):
+            return None
+        return _first_free(matching, len(matching))
+    return _first_free([c for c in matching if not c.tenants], req.count)
+
+
 def _dra_candidates(node: Node, req: DeviceRequest) -> list[DeviceContext]:
-    # The structured-parameters allocator takes the first matching device in ResourceSlice order.
+    """Free devices matching the claim, in slice order (devices of a partitionable GPU may still block each
+    other: :func:`_first_free`)."""
+    if req.device_class is not None:
+        return [c for c in _dra_matching(node, req) if not c.tenants and not _partition_blocked(c)]
+    # The claim the export writes without unit.dra: a MIG profile asked (class mig.nvidia.com, profile selector),
+    # else class gpu.nvidia.com with a memory selector: whole GPUs only, in ResourceSlice order.
     out = []
     for c in node.contexts:
-        if c.tenants or c.unusable:
+        if c.tenants or c.unusable or _partition_blocked(c):
             continue
         if req.profile is not None:
             if c.placement is None or c.placement.profile.name != req.profile:
                 continue
-        elif c.placement is not None and c.memory_mib < req.memory_mib:
-            continue
-        elif c.placement is not None and req.count > 1:
+        elif c.placement is not None:
             continue
         out.append(c)
-    if req.profile is None:
-        # Prefer the smallest device that satisfies the claim's memory selector.
-        out.sort(key=lambda c: (c.memory_mib, c.index))
     return out
 
 

@@ -40,6 +40,38 @@ SCHEDULER_NAMES = {"kube-default": "default-scheduler", "volcano": "volcano", "k
                    "coscheduling": "scheduler-plugins-scheduler"}
 
 
+# The pod annotations that filter HAMi's cards (pkg/device/nvidia/device.go GPUInUse, GPUNoUse, GPUUseUUID,
+# GPUNoUseUUID), checked in Fit after the card's health (``checkType``, then ``CheckUUID``).
+USE_GPUTYPE, NOUSE_GPUTYPE = "nvidia.com/use-gputype", "nvidia.com/nouse-gputype"
+USE_GPUUUID, NOUSE_GPUUUID = "nvidia.com/use-gpuuuid", "nvidia.com/nouse-gpuuuid"
+CARD_FILTER_ANNOTATIONS = (USE_GPUTYPE, NOUSE_GPUTYPE, USE_GPUUUID, NOUSE_GPUUUID)
+
+
+def check_type(annotations: dict[str, str], card_type: str) -> bool:
+    """``device.CheckType``: may a card of ``card_type`` serve the pod? Each listed type matches as a
+    case-insensitive substring; an empty or blank value (or an empty list member) constrains nothing."""
+    card = card_type.upper()
+
+    def listed(value: str) -> bool:
+        return any(t.strip() and t.strip().upper() in card for t in value.split(","))
+
+    use, nouse = annotations.get(USE_GPUTYPE, ""), annotations.get(NOUSE_GPUTYPE, "")
+    if use.strip() and not listed(use):
+        return False
+    return not (nouse.strip() and listed(nouse))
+
+
+def check_uuid(annotations: dict[str, str], card_id: str) -> bool:
+    """``device.CheckUUID``: may the card ``card_id`` serve the pod? Ids match exactly after trimming."""
+    def listed(value: str) -> bool:
+        return any(u.strip() == card_id for u in value.split(","))
+
+    use, nouse = annotations.get(USE_GPUUUID, ""), annotations.get(NOUSE_GPUUUID, "")
+    if use.strip() and not listed(use):
+        return False
+    return not (nouse.strip() and listed(nouse))
+
+
 class HamiConfig(DocumentModel):
     # A scenario's ``data_plane.hami`` section: HAMi's chart values, read by the webhook and request
     # generation below and by the device fit (cluster.py).
@@ -150,3 +182,70 @@ def card_memory(total_mib: float, req_memory_mib: float, mem_percentage: int) ->
     if mem_percentage and not req_memory_mib:
         return float(int(total_mib) * mem_percentage // 100)
     return req_memory_mib
+
+
+# ------------------------------------------------------------------ scoring (pkg/scheduler/policy)
+# util.Weight: each share counts x 10 in a node's and a card's score.
+SCORE_WEIGHT = 10.0
+
+
+@dataclass(frozen=True)
+class CardUsage:
+    """What HAMi's scorer reads of one card (``device.DeviceUsage``): vGPU slots, cores and MiB, each
+    used and total (``Totalmem`` is the card's memory x ``deviceMemoryScaling``)."""
+
+    used: int
+    count: int
+    usedmem: float
+    totalmem: float
+    usedcores: int = 0
+    totalcore: int = 100
+    numa: int = 0
+
+
+@dataclass(frozen=True)
+class ScoringWeights:
+    """``hami.io/device-scoring-weights`` (slot, core, memory; default 1 each) of a card's score."""
+
+    slot: float = 1.0
+    core: float = 1.0
+    memory: float = 1.0
+
+
+def node_score(cards: list[CardUsage]) -> float:
+    """``NodeScore.ComputeDefaultScore``: 10 x (used slots / slots + used cores / cores + used MiB / MiB)
+    summed over the node's cards, before the pod is placed; 0 when a total is 0."""
+    used = sum(c.used for c in cards)
+    total = sum(c.count for c in cards)
+    cores, total_cores = sum(c.usedcores for c in cards), sum(c.totalcore for c in cards)
+    mem, total_mem = sum(c.usedmem for c in cards), sum(c.totalmem for c in cards)
+    if not total or not total_cores or not total_mem:
+        return 0.0
+    return SCORE_WEIGHT * (used / total + cores / total_cores + mem / total_mem)
+
+
+def card_score(card: CardUsage, requests: list[tuple[int, float, int]],
+               weights: ScoringWeights = ScoringWeights()) -> float:
+    """``DeviceListsScore.ComputeScore``: 10 x the weighted sum of the card's slot, core and memory shares
+    with the pod's containers on it. ``requests``: (cores, MiB, memory percentage) per container asking
+    this card's type; each counts one slot whatever its ``Nums``; 0 for a card with a zero total."""
+    if not card.count or not card.totalcore or not card.totalmem:
+        return 0.0
+    slots = len(requests)
+    cores = sum(r[0] for r in requests)
+    mem = sum(int(card.totalmem) * pct // 100 if pct not in (0, 101) else mib for _, mib, pct in requests)
+    return SCORE_WEIGHT * (weights.slot * (slots + card.used) / card.count
+                           + weights.core * (cores + card.usedcores) / card.totalcore
+                           + weights.memory * (mem + card.usedmem) / card.totalmem)
+
+
+def card_order_key(score: float, numa: int, gpu_policy: str) -> tuple:
+    """Where a card sorts in ``DeviceUsageList`` (``Less``, one policy, no NUMA binding): binpack by score
+    ascending, spread descending, equal scores by NUMA node ascending. Fit takes cards from the end."""
+    return (score, numa) if gpu_policy == "binpack" else (-score, numa)
+
+
+def node_order_key(score: float, node_policy: str) -> float:
+    """Where a node sorts in ``NodeScoreList`` (``Less``): binpack by score ascending, spread descending.
+    The extender binds the last node: binpack the most used, spread the least used."""
+    return score if node_policy == "binpack" else -score

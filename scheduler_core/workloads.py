@@ -295,6 +295,14 @@ def _device_request(spec, gpus_per_pod: int, declared_mib: float, dp: DataPlane,
     family = groups[0].spec.mig_family
     gpu_mem = groups[0].spec.memory_mib
     if mech == "dra":
+        claim = unit.dra
+        if claim is not None:
+            every = claim.allocation_mode == "All"
+            return DeviceRequest("dra", "dra", 1 if every else (claim.count or gpus_per_pod), memory_mib=declared_mib,
+                                 device_class=claim.device_class, selectors=tuple(claim.selectors),
+                                 all_devices=every, shared_claim=claim.resource_claim_name)
+        if unit.whole_gpu:  # DeviceClass gpu.nvidia.com: whole GPUs only, never a MIG device
+            return DeviceRequest("dra", "dra", gpus_per_pod, memory_mib=declared_mib, device_class="gpu.nvidia.com")
         return DeviceRequest("dra", "dra", gpus_per_pod, memory_mib=declared_mib,
                              profile=unit.mig_profile if present_profiles else None)
     # A MIG profile request only means something where the target nodes have MIG instances
@@ -313,7 +321,7 @@ def _device_request(spec, gpus_per_pod: int, declared_mib: float, dp: DataPlane,
         if hr is None:  # pragma: no cover - check_references refuses such a workload
             raise ValueError(f"{spec.name}: the container asks no nvidia.com/gpu")
         return DeviceRequest("hami", "hami/" + GPU, hr.nums, memory_mib=hr.memory_mib, cores=hr.cores,
-                             mem_percentage=hr.mem_percentage)
+                             mem_percentage=hr.mem_percentage, card_filter=tuple(sorted(unit.annotations.items())))
     if mech == "kai-fraction" and gpus_per_pod == 1:
         frac = unit.gpu_fraction
         if frac is None and declared_mib < gpu_mem:

@@ -88,6 +88,8 @@ class _Pod:
             self.annotations["gpu-fraction"] = f"{request.fraction:g}"
         elif kind != "dra":
             raise ExportError(f"workload {spec.name}: no Kubernetes form for request kind {kind!r}")
+        if kind == "hami":
+            self.annotations.update(spec.unit.annotations)  # nvidia.com/use-gputype and the other card filters
         if cp.scheduler == "kai":
             self.labels["kai.scheduler/queue"] = self.queue
         if cp.scheduler == "volcano":
@@ -116,7 +118,9 @@ class _Pod:
             self.pod_spec["nodeSelector"] = {t.POOL_LABEL: spec.node_group}
         if claim_template:
             container["resources"] = {**{k: v for k, v in resources.items() if k == "requests"}, "claims": [{"name": "gpu"}]}
-            self.pod_spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": claim_template}]
+            ref = ({"resourceClaimName": request.shared_claim} if request.shared_claim
+                   else {"resourceClaimTemplateName": claim_template})
+            self.pod_spec["resourceClaims"] = [{"name": "gpu", **ref}]
         self.container = container
 
     def template(self, restart_policy: str | None = None, container_name: str = "main") -> dict:
@@ -158,6 +162,17 @@ def _quantity(value: float):
 def _claim_template(name: str, namespace: str, request) -> dict:
     exactly: dict = {"deviceClassName": "mig.nvidia.com" if request.profile else "gpu.nvidia.com",
                      "allocationMode": "ExactCount", "count": request.count}
+    if request.device_class is not None:  # unit.dra as the scenario states it
+        exactly = {"deviceClassName": request.device_class, "allocationMode": "All" if request.all_devices
+                   else "ExactCount", **({} if request.all_devices else {"count": request.count})}
+        if request.selectors:
+            exactly["selectors"] = [{"cel": {"expression": e}} for e in request.selectors]
+        devices = {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}
+        if request.shared_claim:  # one ResourceClaim for every pod naming it
+            return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                    "metadata": {"name": request.shared_claim, "namespace": namespace}, "spec": devices}
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": name, "namespace": namespace}, "spec": {"spec": devices}}
     if request.profile:
         exactly["selectors"] = [{"cel": {"expression": f"device.attributes['gpu.nvidia.com'].profile == '{request.profile}'"}}]
     elif request.memory_mib:

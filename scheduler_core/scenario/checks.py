@@ -179,6 +179,21 @@ def check_references(sc: Scenario) -> list[tuple[str, str]]:
                              f"{w.unit.mig_profile!r} is not a MIG profile of {', '.join(sorted(fams))}"))
         if w.unit.hami is not None:
             errs.extend(_check_hami_unit(sc, i, w))
+        if w.unit.dra is not None:
+            dp = sc.stack.data_plane_for(w.node_group) if w.node_group else sc.stack.data_plane
+            loc = f"workloads.{i}.unit.dra"
+            if dp.mechanism != "dra":
+                errs.append((loc, f"a ResourceClaim needs mechanism 'dra' (the workload's nodes use {dp.mechanism!r})"))
+            elif w.unit.dra.device_class not in dp.dra.classes():
+                errs.append((f"{loc}.device_class", f"no DeviceClass {w.unit.dra.device_class!r}: give gpu.nvidia.com, "
+                             "mig.nvidia.com or a class of stack.data_plane.dra.device_classes"))
+            if w.unit.mig_profile is not None or w.unit.whole_gpu:
+                errs.append((loc, "unit.dra states the claim; leave mig_profile and whole_gpu out"))
+        if w.unit.annotations:
+            dp = sc.stack.data_plane_for(w.node_group) if w.node_group else sc.stack.data_plane
+            if dp.mechanism != "hami":
+                errs.append((f"workloads.{i}.unit.annotations", "HAMi's card filters need mechanism 'hami' "
+                                                                f"(the workload's nodes use {dp.mechanism!r})"))
         if isinstance(w, TrainingWorkload) and w.roles:
             errs += _role_errors(i, w, cp.scheduler, groups)
         elif isinstance(w, TrainingWorkload):

@@ -220,6 +220,13 @@ def _memory_limit_mib(w, dev: _Devices, declared: float) -> float | None:
         if hami is not None and hami.gpumem_percentage:
             return card * min(hami.gpumem_percentage, 100) / 100.0
         return declared
+    if mech == "dra" and w.unit.dra is not None and w.unit.dra.device_class != "mig.nvidia.com":
+        return card  # a claim of whole GPUs (or of a class of the scenario's): the device's memory at most
+    if mech == "dra" and w.unit.dra is not None:
+        fits = [p.memory_mib for p in migmod.PROFILES[dev.mig_family].values()] if dev.mig_family else []
+        return float(min(fits, default=card))  # the first MIG device in slice order may be the smallest
+    if mech == "dra" and w.unit.mig_profile is None:
+        return card  # class gpu.nvidia.com: a whole GPU
     if mech in ("mig", "dra") and dev.mig_family is not None and dev.dp.strategy != "none" and not w.unit.whole_gpu:
         if w.unit.mig_profile is not None:
             with contextlib.suppress(ValueError):

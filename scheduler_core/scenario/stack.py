@@ -31,6 +31,38 @@ class MpsConfig(DocumentModel):
         description="CUDA_MPS_ACTIVE_THREAD_PERCENTAGE per client (e.g. 60); default 100 / replicas (§2.2)")
 
 
+class DeviceClassSpec(DocumentModel):
+    """A DeviceClass (resource.k8s.io/v1) beside the NVIDIA driver's gpu.nvidia.com and mig.nvidia.com."""
+
+    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+    selectors: list[str] = Field(min_length=1, description="CEL expressions (spec.selectors[].cel.expression) in the "
+                                 "forms scheduler_core.dra reads; all must hold")
+
+    @model_validator(mode="after")
+    def _selectors(self) -> "DeviceClassSpec":
+        from scheduler_core.dra import DraError, compile_selector
+        for j, expr in enumerate(self.selectors):
+            try:
+                compile_selector(expr, f"selectors.{j}")
+            except DraError as exc:
+                raise ValueError(str(exc)) from None
+        return self
+
+
+class DraConfig(DocumentModel):
+    """The DRA driver's side of a ``dra`` data plane: DeviceClasses the claims may name."""
+
+    device_classes: list[DeviceClassSpec] = Field(default_factory=list)
+    partitionable_devices: bool = Field(False, description="the NVIDIA driver's dynamic MIG (KEP 4815 partitionable "
+                                        "devices): a MIG-capable GPU not MIG-enabled in the pool publishes itself and "
+                                        "every MIG partition, sharing one counter set, so one allocated blocks the "
+                                        "devices it overlaps (the whole GPU blocks all)")
+
+    def classes(self) -> dict[str, tuple[str, ...]]:
+        from scheduler_core.dra import NVIDIA_CLASSES
+        return {**NVIDIA_CLASSES, **{c.name: tuple(c.selectors) for c in self.device_classes}}
+
+
 class DataPlane(DocumentModel):
     """How GPUs are exposed, shared and isolated on a node (L4 / data plane)."""
 
@@ -40,6 +72,7 @@ class DataPlane(DocumentModel):
     time_slicing: TimeSlicingConfig = Field(default_factory=TimeSlicingConfig)
     mps: MpsConfig = Field(default_factory=MpsConfig)
     hami: HamiConfig = Field(default_factory=HamiConfig)
+    dra: DraConfig = Field(default_factory=DraConfig)
 
     @property
     def strategy(self) -> str:

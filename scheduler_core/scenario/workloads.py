@@ -86,6 +86,34 @@ class HamiResources(DocumentModel):
     gpucores: int | None = Field(None, ge=0, description="nvidia.com/gpucores, % of each card (above 100: 100)")
 
 
+class DraClaimSpec(DocumentModel):
+    """The pod's ResourceClaim (resource.k8s.io/v1, one request): per pod from a ResourceClaimTemplate, or one
+    claim shared by every pod naming it in ``resource_claim_name``."""
+
+    device_class: str = Field("gpu.nvidia.com", description="deviceClassName: gpu.nvidia.com (whole GPUs), "
+                              "mig.nvidia.com (MIG devices) or a class of data_plane.dra.device_classes")
+    selectors: list[str] = Field(default_factory=list, description="CEL selectors of the request (forms: "
+                                 "scheduler_core.dra), e.g. device.attributes['gpu.nvidia.com'].productName == '...'")
+    count: int | None = Field(None, ge=1, description="devices per claim (allocationMode ExactCount); default "
+                              "the GPUs per pod")
+    allocation_mode: Literal["ExactCount", "All"] = "ExactCount"
+    resource_claim_name: str | None = Field(None, pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+                                            description="a ResourceClaim shared by every pod naming it: allocated "
+                                            "once, its devices used by all its consumers")
+
+    @model_validator(mode="after")
+    def _selectors(self) -> "DraClaimSpec":
+        from scheduler_core.dra import DraError, compile_selector
+        for j, expr in enumerate(self.selectors):
+            try:
+                compile_selector(expr, f"selectors.{j}")
+            except DraError as exc:
+                raise ValueError(str(exc)) from None
+        if self.allocation_mode == "All" and self.count is not None:
+            raise ValueError("count: allocationMode All takes every matching device; leave count out")
+        return self
+
+
 class DeviceUnit(DocumentModel):
     """Explicit form of the per-pod GPU request, overriding the mechanism's default translation."""
 
@@ -96,6 +124,20 @@ class DeviceUnit(DocumentModel):
     hami: HamiResources | None = Field(None, description="the container's HAMi resources as written; HAMi's "
                                          "webhook defaults fill the rest (replaces gpus_per_worker, "
                                          "memory_request_gib and gpucores on HAMi nodes)")
+    dra: DraClaimSpec | None = Field(None, description="DRA: the pod's ResourceClaim (device class, selectors, "
+                                     "count or All, shared claim name); replaces mig_profile and whole_gpu")
+    annotations: dict[str, str] = Field(default_factory=dict, description="the pod's HAMi card filters: "
+                                        "nvidia.com/use-gputype, nouse-gputype (card types, comma-separated, "
+                                        "matched as case-insensitive substrings of 'NVIDIA <gpu>'), use-gpuuuid, "
+                                        "nouse-gpuuuid (card ids '<node>/gpu<i>', comma-separated)")
+
+    @model_validator(mode="after")
+    def _annotations(self) -> "DeviceUnit":
+        from scheduler_core.hami import CARD_FILTER_ANNOTATIONS
+        for key in self.annotations:
+            if key not in CARD_FILTER_ANNOTATIONS:
+                raise ValueError(f"annotations: {key!r} is not modelled; give one of {', '.join(CARD_FILTER_ANNOTATIONS)}")
+        return self
 
 
 class Topology(DocumentModel):

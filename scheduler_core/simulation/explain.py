@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scheduler_core.cluster import hami_card_reason, held_domain, topology_domain
+from scheduler_core.dra import CANNOT_ALLOCATE, NOT_AVAILABLE
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.cluster import Node
@@ -45,7 +46,7 @@ def node_reasons(node: "Node", wl: "Workload", respect_readiness: bool) -> list[
     req = wl.request
     if not node.plugin_ready:
         if node.mechanism == "dra":
-            return ["cannot allocate all claims"]
+            return [CANNOT_ALLOCATE]
         if respect_readiness:
             return [PLUGIN_TAINT]
     if node.fit_count(req) > 0:
@@ -67,7 +68,9 @@ def _device_reason(node: "Node", req) -> str:
         return hami_node_reason(node, req)
     if req.kind == "fraction":
         return "node(s) didn't have enough resources: GPUs"
-    return "cannot allocate all claims"
+    if req.shared_claim is not None and req.shared_claim in node.shared_claims:
+        return NOT_AVAILABLE  # the claim is allocated on another node
+    return CANNOT_ALLOCATE
 
 
 def hami_node_reason(node: "Node", req) -> str | None:
@@ -126,7 +129,9 @@ def _short(wl: "Workload") -> str:
         return "AllocatedCardsInsufficientRequest"
     if req.kind == "fraction":
         return "node(s) didn't have enough resources: GPUs"
-    return "cannot allocate all claims"
+    if req.shared_claim is not None and req.shared_claim in node.shared_claims:
+        return NOT_AVAILABLE  # the claim is allocated on another node
+    return CANNOT_ALLOCATE
 
 
 def topology_unschedulable(nodes: list["Node"], candidates: list["Node"], wl: "Workload", level: str,

@@ -200,6 +200,9 @@ class ClusterState(Environment):
                 self.node_by_name[name] = node
                 self.groups.setdefault(g.name, []).append(node)
         self.group_names = list(self.groups)
+        shared_claims: dict[str, list] = {}  # DRA claims shared by pods: one registry for every node
+        for n in self.nodes:
+            n.shared_claims = shared_claims
         self.capacity_gpus = sum(len(n.gpus) for n in self.nodes)
         self.capacity_total = self._capacity_total(scenario)
         self.max_node_gpus = max(len(n.gpus) for n in self.nodes)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import random
 
-from scheduler_core.cluster import DeviceContext, Node, hami_card_memory
+from scheduler_core.cluster import DeviceContext, Node, hami_card_memory, hami_node_score
 from scheduler_core.events import Priority
+from scheduler_core.hami import node_order_key
 from scheduler_core.interference import topology_factor
 from scheduler_core.resources import add_into
 from scheduler_core.workloads import Pod, Workload
@@ -46,18 +47,26 @@ class BindingPhase:
         used = {n.name: 0 for n, _ in fits}
         per_pod_share = {n.name: (req.count / cap_total[n.name]) if req.kind == "count"
                          else 1.0 / max(1, len(n.contexts)) for n, _ in fits}
+        # HAMi's extender scores the nodes of its pods itself (its node policy, the one kube_scoring names):
+        # by used slots, cores and memory together, not by free memory alone.
+        hami = req.kind == "hami" and self.cp.scheduler in ("kube-default", "coscheduling")
         for _ in range(pods):
             best = None
             best_key = None
             for n, k in fits:
                 if used[n.name] >= k:
                     continue
-                free = base_free[n.name] - used[n.name] * per_pod_share[n.name]
-                key = (-free if strategy == "spread" else free, n.index)
+                if hami:
+                    key = (-node_order_key(hami_node_score(n, req, used[n.name]), strategy), n.index)
+                else:
+                    free = base_free[n.name] - used[n.name] * per_pod_share[n.name]
+                    key = (-free if strategy == "spread" else free, n.index)
                 if best_key is None or key < best_key:
                     best, best_key = n, key
             if best is None:
                 return None
+            if req.shared_claim is not None:  # a shared claim's devices are on one node: every consumer goes there
+                fits = [f for f in fits if f[0] is best]
             used[best.name] += 1
             plan.setdefault(best.name, [best, 0])[1] += 1
         return [(n, k) for n, k in sorted(plan.values(), key=lambda x: x[0].index)]
