@@ -102,26 +102,10 @@ def kueue_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) ->
 
     cluster_queues, cohorts = [], []
     for cq in kueue.cluster_queues:
-        flavor_specs_by_group = []
-        for covered, group in resource_groups(cq.flavors):
-            flavor_specs = []
-            for f in group:
-                entries = []
-                for r in covered:  # every flavor of a group lists the group's covered resources, in the same order
-                    quota = f.quotas.get(r)
-                    amount = _gib_quantity if r == "memory" else to_quantity  # the scenario's memory is in GiB
-                    entry: dict = {"name": r, "nominalQuota": amount(quota.nominal if quota else 0)}
-                    if quota is not None and quota.borrowing_limit is not None:
-                        entry["borrowingLimit"] = amount(quota.borrowing_limit)
-                    if quota is not None and quota.lending_limit is not None:
-                        entry["lendingLimit"] = amount(quota.lending_limit)
-                    entries.append(entry)
-                flavor_specs.append({"name": f.name, "resources": entries})
-            flavor_specs_by_group.append({"coveredResources": covered, "flavors": flavor_specs})
         spec: dict = {
             "namespaceSelector": {},
             "queueingStrategy": cq.queueing_strategy,
-            "resourceGroups": flavor_specs_by_group,
+            "resourceGroups": _resource_groups(cq.flavors),
             "preemption": {
                 "withinClusterQueue": cq.preemption.within_cluster_queue,
                 "reclaimWithinCohort": cq.preemption.reclaim_within_cohort,
@@ -138,9 +122,15 @@ def kueue_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) ->
         cluster_queues.append({"apiVersion": KUEUE, "kind": "ClusterQueue", "metadata": _meta(cq.name), "spec": spec})
     files.append(ExportFile("kueue/clusterqueues.yaml", "manifests", objects=cluster_queues,
                             note="quotas per tenant, every advertised resource name covered"))
+    stated = {c.name: c for c in kueue.cohorts}
+    for c in kueue.cohorts:  # the tree: parents, and Cohorts no ClusterQueue names directly
+        for name in (c.name, c.parent_name):
+            if name and name not in cohorts:
+                cohorts.append(name)
     if cohorts:
         files.append(ExportFile("kueue/cohorts.yaml", "manifests", objects=[
-            {"apiVersion": KUEUE, "kind": "Cohort", "metadata": _meta(c), "spec": {}} for c in cohorts]))
+            {"apiVersion": KUEUE, "kind": "Cohort", "metadata": _meta(c), "spec": _cohort_spec(stated.get(c))}
+            for c in cohorts], note="the cohort tree: parents, own quotas and fair-sharing weights"))
     cq_names = {cq.name for cq in kueue.cluster_queues}
     local = []
     for namespace, queue in tenant_queues(scenario):
@@ -156,6 +146,41 @@ def kueue_files(scenario: Scenario, plans: list[PoolPlan], workload_kinds=()) ->
         for p in priorities]))
     files.append(_kueue_values(scenario, workload_kinds))
     return files
+
+
+def _resource_groups(flavors) -> list[dict]:
+    """spec.resourceGroups of a ClusterQueue or Cohort from the scenario's flavors and quotas."""
+    groups = []
+    for covered, group in resource_groups(flavors):
+        flavor_specs = []
+        for f in group:
+            entries = []
+            for r in covered:  # every flavor of a group lists the group's covered resources, in the same order
+                quota = f.quotas.get(r)
+                amount = _gib_quantity if r == "memory" else to_quantity  # the scenario's memory is in GiB
+                entry: dict = {"name": r, "nominalQuota": amount(quota.nominal if quota else 0)}
+                if quota is not None and quota.borrowing_limit is not None:
+                    entry["borrowingLimit"] = amount(quota.borrowing_limit)
+                if quota is not None and quota.lending_limit is not None:
+                    entry["lendingLimit"] = amount(quota.lending_limit)
+                entries.append(entry)
+            flavor_specs.append({"name": f.name, "resources": entries})
+        groups.append({"coveredResources": covered, "flavors": flavor_specs})
+    return groups
+
+
+def _cohort_spec(cohort) -> dict:
+    """A Cohort's spec (v1beta2: parentName, resourceGroups, fairSharing); {} for one only named."""
+    if cohort is None:
+        return {}
+    spec: dict = {}
+    if cohort.parent_name:
+        spec["parentName"] = cohort.parent_name
+    if cohort.flavors:
+        spec["resourceGroups"] = _resource_groups(cohort.flavors)
+    if cohort.fair_sharing_weight != 1.0:
+        spec["fairSharing"] = {"weight": to_quantity(cohort.fair_sharing_weight)}
+    return spec
 
 
 # Kueue v0.19.2 chart's managerConfig.controllerManagerConfigYaml (charts/kueue/values.yaml): the chart
