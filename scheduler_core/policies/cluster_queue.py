@@ -44,3 +44,13 @@ class ClusterQueueState:
         if q is None:
             return 0.0
         return q.nominal - q.lending_limit if q.lending_limit is not None else 0.0
+
+
+def preemption_allows(policy: str, victim, preemptor) -> bool:
+    """Whether a ClusterQueue preemption policy (withinClusterQueue / reclaimWithinCohort) lets ``preemptor``
+    evict ``victim``: Any; LowerPriority; LowerOrNewerEqualPriority (equal priority, created later); Never."""
+    if policy == "Any":
+        return True
+    if policy == "LowerOrNewerEqualPriority":
+        return victim.priority < preemptor.priority or (victim.priority == preemptor.priority and victim.created > preemptor.created)
+    return policy == "LowerPriority" and victim.priority < preemptor.priority

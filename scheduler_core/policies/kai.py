@@ -175,16 +175,17 @@ class KaiScheduler(QueuedPolicy):
             add_into(out, self._subtree_alloc(c))
         return out
 
-    def _over_limit(self, q: str, need: dict[str, float]) -> str | None:
+    def _over_limit(self, q: str, need: dict[str, float], freed: dict[str, float] | None = None) -> str | None:
         """KAI's OverLimit message for the first queue (leaf, then ancestors) that ``need`` takes past
-        its limit in some resource, or None."""
+        its limit in some resource (once ``freed`` has left), or None."""
+        freed = freed or {}
         name: str | None = q
         while name is not None:
             used = self._subtree_alloc(name)
             for r in KAI_ORDER:
                 limit = self._param(name, r)[2]
                 a = need.get(r, 0.0)
-                if limit >= 0 and a > 0 and used.get(r, 0.0) + a > limit + EPS:
+                if limit >= 0 and a > 0 and used.get(r, 0.0) - freed.get(r, 0.0) + a > limit + EPS:
                     what, unit, _, k = WORDS[r]
                     return (f"{name} quota has reached the allowable limit of {what}. Limit is {_kai_number(limit * k)} "
                             f"{unit}, currently {_kai_number(used.get(r, 0.0) * k)} {unit} allocated and workload "
@@ -462,16 +463,7 @@ class KaiScheduler(QueuedPolicy):
 
     def _within_limits(self, q: str, need: dict[str, float], freed: dict[str, float]) -> bool:
         """Queue ``q`` and its ancestors stay within their limits with ``need`` once ``freed`` has left."""
-        name: str | None = q
-        while name is not None:
-            used = self._subtree_alloc(name)
-            for r in KAI_ORDER:
-                limit = self._param(name, r)[2]
-                a = need.get(r, 0.0)
-                if limit >= 0 and a > 0 and used.get(r, 0.0) - freed.get(r, 0.0) + a > limit + EPS:
-                    return False
-            name = self.qspec[name].parent
-        return True
+        return self._over_limit(q, need, freed) is None
 
     def _path(self, name: str) -> list[str]:
         path: list[str] = []

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scheduler_core.policies.cluster_queue import EPS, INF, ClusterQueueState
+from scheduler_core.policies.cluster_queue import EPS, INF, ClusterQueueState, preemption_allows
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
@@ -305,11 +305,7 @@ class CohortTree:
             return adm._holds(v, flavor) and any(adm._usage(v).get(r, 0.0) > 0 for _, r in frs)
 
         def allowed(policy: str, v) -> bool:
-            if policy == "Any":
-                return True
-            if policy == "LowerOrNewerEqualPriority":
-                return v.priority < wl.priority or (v.priority == wl.priority and v.created > wl.created)
-            return policy == "LowerPriority" and v.priority < wl.priority
+            return preemption_allows(policy, v, wl)
 
         return frs, uses, allowed
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scheduler_core.policies.cluster_queue import EPS, ClusterQueueState
+from scheduler_core.policies.cluster_queue import EPS, ClusterQueueState, preemption_allows
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
@@ -107,11 +107,7 @@ class KueuePreemptor:
             return self._holds(v, flavor) and any(self._usage(v).get(r, 0.0) > 0 for r in frs)
 
         def allowed(policy: str, v) -> bool:
-            if policy == "Any":
-                return True
-            if policy == "LowerOrNewerEqualPriority":
-                return v.priority < wl.priority or (v.priority == wl.priority and v.created > wl.created)
-            return policy == "LowerPriority" and v.priority < wl.priority
+            return preemption_allows(policy, v, wl)
 
         cands: list[tuple[tuple, "Workload", ClusterQueueState]] = []
         if pol.within_cluster_queue != "Never":
