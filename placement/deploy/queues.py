@@ -52,6 +52,14 @@ def kueue_cluster_queue(obj: dict, flavor_groups: dict[str, list[str] | None]) -
     groups = spec.get("resourceGroups")
     if not isinstance(groups, list) or not groups:
         raise ObjectInvalid("spec.resourceGroups", "a ClusterQueue needs at least one resource group")
+    flavors = _flavor_quotas(groups, flavor_groups)
+    if not flavors:
+        raise ObjectInvalid("spec.resourceGroups", "no flavors")
+    return _kueue_preemption_and_rest(name, spec, flavors)
+
+
+def _flavor_quotas(groups: list, flavor_groups: dict[str, list[str] | None]) -> list[dict]:
+    """spec.resourceGroups (a ClusterQueue's or a Cohort's) -> the scenario's flavors with their quotas."""
     flavors: dict[str, dict] = {}
     for gi, group in enumerate(groups):
         for fi, flavor in enumerate(_dig(group, "flavors", default=[]) or []):
@@ -71,14 +79,33 @@ def kueue_cluster_queue(obj: dict, flavor_groups: dict[str, list[str] | None]) -
                     if resource.get(key) is not None:
                         quota[field] = _quantity(resource[key], f"{where}.{key}") * scale
                 entry["quotas"][resource["name"]] = quota
-    if not flavors:
-        raise ObjectInvalid("spec.resourceGroups", "no flavors")
+    return list(flavors.values())
+
+
+def kueue_cohort(obj: dict, flavor_groups: dict[str, list[str] | None] | None = None) -> dict:
+    """A kueue.x-k8s.io Cohort -> scenario kueue.cohorts entry (parent, own quota, fair-sharing weight)."""
+    name = expect_kind(obj, "kueue.x-k8s.io", "Cohort")
+    spec = obj.get("spec") or {}
+    groups = spec.get("resourceGroups") or []
+    if not isinstance(groups, list):
+        raise ObjectInvalid("spec.resourceGroups", "expected a list")
+    out: dict = {"name": name, "flavors": _flavor_quotas(groups, flavor_groups or {})}
+    if spec.get("parentName"):
+        out["parent_name"] = spec["parentName"]
+    weight = _dig(spec, "fairSharing", "weight")
+    if weight is not None:
+        out["fair_sharing_weight"] = _quantity(weight, "spec.fairSharing.weight")
+    return out
+
+
+def _kueue_preemption_and_rest(name: str, spec: dict, flavors: list[dict]) -> dict:
+    """The rest of a ClusterQueue entry: cohort, queueing strategy, preemption, fungibility, weight."""
     preemption = spec.get("preemption") or {}
     out: dict = {
         "name": name,
         "cohort": spec.get("cohortName") or spec.get("cohort"),
         "queueing_strategy": spec.get("queueingStrategy", "BestEffortFIFO"),
-        "flavors": list(flavors.values()),
+        "flavors": flavors,
         "preemption": {
             "within_cluster_queue": preemption.get("withinClusterQueue", "Never"),
             "reclaim_within_cohort": preemption.get("reclaimWithinCohort", "Never"),

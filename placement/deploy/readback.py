@@ -8,7 +8,7 @@ import yaml
 
 from placement.deploy import targets as t
 from placement.deploy.bundle import Export
-from placement.deploy.queues import kai_queue, kueue_cluster_queue, kueue_local_queue, volcano_queue
+from placement.deploy.queues import kai_queue, kueue_cluster_queue, kueue_cohort, kueue_local_queue, volcano_queue
 from scheduler_core import mig as migmod
 from scheduler_core.hardware import GPU_SPECS
 from scheduler_core.scenario import Scenario
@@ -143,7 +143,8 @@ def _control_plane(objects: dict, plan: dict, values: dict, kai_sharing: bool) -
     if objects.get("kueue.x-k8s.io/ClusterQueue"):
         cp["admission"] = "kueue"
         cp["kueue"] = kueue_section(objects.get("kueue.x-k8s.io/ClusterQueue", []), objects.get("kueue.x-k8s.io/LocalQueue", []),
-                                    objects.get("kueue.x-k8s.io/ResourceFlavor", []), plan["pools"])
+                                    objects.get("kueue.x-k8s.io/ResourceFlavor", []), plan["pools"],
+                                    objects.get("kueue.x-k8s.io/Cohort", []))
         manager = yaml.safe_load(values["kueue"]["managerConfig"]["controllerManagerConfigYaml"])
         ready = manager.get("waitForPodsReady")
         if ready:
@@ -156,7 +157,8 @@ def _control_plane(objects: dict, plan: dict, values: dict, kai_sharing: bool) -
     return cp
 
 
-def kueue_section(cluster_queues: list[dict], local_queues: list[dict], flavors: list[dict], pools: list[dict]) -> dict:
+def kueue_section(cluster_queues: list[dict], local_queues: list[dict], flavors: list[dict], pools: list[dict],
+                  cohorts: list[dict] = ()) -> dict:
     """Kueue objects -> the scenario's kueue section; a flavor's nodeLabels select node groups."""
     flavor_groups: dict[str, list[str] | None] = {}
     topology = None
@@ -173,6 +175,10 @@ def kueue_section(cluster_queues: list[dict], local_queues: list[dict], flavors:
         if name != cq or name not in names:
             local[name] = cq
     out = {"cluster_queues": queues, "local_queues": local, "topology_aware_scheduling": bool(topology)}
+    # the cohort tree: only Cohorts with a parent, a quota or a weight say more than their name
+    tree = [c for c in (kueue_cohort(obj, {}) for obj in cohorts) if set(c) - {"name", "flavors"} or c["flavors"]]
+    if tree:
+        out["cohorts"] = tree
     if topology:
         out["topology_name"] = topology
     return out

@@ -133,3 +133,31 @@ def test_volcano_queue_tree_survives_the_export_and_its_readback():
     assert [q.model_dump() for q in again.stack.control_plane.volcano.queues] == [
         q.model_dump() for q in scenario.stack.control_plane.volcano.queues]
     assert result_json(again) == result_json(scenario)
+
+
+def test_kueue_cohort_tree_survives_the_export_and_its_readback():
+    """Hierarchical cohorts: the simulated run lends quota through the tree; the rebuilt one must too."""
+    from scheduler_core import parse_scenario
+
+    def cq(name, cohort, nominal):
+        return {"name": name, "cohort": cohort, "preemption": {"reclaim_within_cohort": "Any"},
+                "flavors": [{"name": "a100", "quotas": {"nvidia.com/gpu": {"nominal": nominal}}}]}
+
+    cohorts = [{"name": "org", "flavors": [{"name": "a100", "quotas": {"nvidia.com/gpu": {"nominal": 6}}}]},
+               {"name": "research", "parent_name": "org", "fair_sharing_weight": 2,
+                "flavors": [{"name": "a100", "quotas": {"nvidia.com/gpu": {"nominal": 2, "lending_limit": 1}}}]}]
+    control = {"scheduler": "kube-default", "admission": "kueue",
+               "kueue": {"cluster_queues": [cq("a", "research", 4), cq("b", "org", 4)], "cohorts": cohorts}}
+    work = [{"kind": "batch", "name": f"{t}-job", "tenant": t, "count": 6, "gpus_per_worker": 2, "duration": "2h",
+             "arrival": {"every": "10m"}} for t in ("a", "b")]
+    scenario = parse_scenario({"name": "kueue-tree", "horizon": "6h",
+                               "pool": {"node_groups": [{"name": "g", "count": 2, "gpu": "A100-SXM4-80GB",
+                                                         "gpus_per_node": 8}]},
+                               "stack": {"control_plane": control},
+                               "tenants": [{"name": "a", "queue": "a"}, {"name": "b", "queue": "b"}], "workloads": work})
+    again = rebuilt(scenario)
+    def tree(s):
+        return sorted((c.model_dump() for c in s.stack.control_plane.kueue.cohorts), key=lambda c: c["name"])
+
+    assert tree(again) == tree(scenario)
+    assert result_json(again) == result_json(scenario)
