@@ -11,7 +11,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("atlas")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # Task modules live in the concept packages that own them; services queue them by name.
-app.autodiscover_tasks(["placement.evidence", "placement.decisions"])
+app.autodiscover_tasks(["placement.evidence", "placement.decisions", "placement.deploy"])
 
 
 @worker_process_init.connect

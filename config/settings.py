@@ -219,6 +219,11 @@ ATLAS_RUN_RESEND_AFTER = int(os.environ.get("ATLAS_RUN_RESEND_AFTER", "180"))
 ATLAS_CATALOG_STALE_DAYS = int(os.environ.get("ATLAS_CATALOG_STALE_DAYS", "365"))
 # The run page's verdict band (~60 short simulations) is computed in a task stopped after this (s).
 ATLAS_BAND_TIME_LIMIT = int(os.environ.get("ATLAS_BAND_TIME_LIMIT", "120"))
+# "Try on a control plane": a trial (building missing binaries, starting the plane, the controllers acting,
+# stopping it) is stopped after this many seconds (s); a trial whose worker wrote no progress for
+# ATLAS_TRIAL_HEARTBEAT_TIMEOUT is taken as lost, so the next one may start (one plane at a time: its ports).
+ATLAS_TRIAL_TIME_LIMIT = int(os.environ.get("ATLAS_TRIAL_TIME_LIMIT", "2400"))
+ATLAS_TRIAL_HEARTBEAT_TIMEOUT = int(os.environ.get("ATLAS_TRIAL_HEARTBEAT_TIMEOUT", "900"))
 
 # Webhook targets in private networks an operator allows (comma-separated CIDRs, e.g.
 # "10.20.0.0/16"); every other loopback, private, link-local, multicast or reserved address is

@@ -1,6 +1,7 @@
 """From decision to cluster and back: a saved stack's deploy page and .zip (services.deploy), the
 import page (a cluster snapshot in, a scenario out, simulated as found or under a saved stack) and the
-upload on a stack's page (services.cluster_import, services.evidence)."""
+upload on a stack's page (services.cluster_import, services.evidence), and a stack tried on the local
+control plane (services.trial)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from django.views.decorators.http import require_POST
 from placement.access.decorators import action_required, read_required
 from placement.access.services import can
 from placement.catalog.selectors.scenarios import builtin_scenarios
+from placement.common.queue import RunNotAccepted
+from placement.deploy.models import PlaneTrial
+from placement.deploy.services import trial as trial_services
 from placement.deploy.services.bundles import stack_export
 from placement.deploy.services.imports import (
     check_file_roles,
@@ -128,3 +132,40 @@ def cluster_import(request):
     context.update(summary=snapshot_summary(document), scenario_yaml=text)
     return render(request, "placement/cluster_import.html", context)
 
+
+
+@require_POST
+@action_required("run_simulation")
+def stack_try(request, pk: int):
+    """Queue a trial of the stack's bundle on the local control plane and show its progress."""
+    stack = get_object_or_404(Stack, pk=pk)
+    try:
+        trial = trial_services.trial_start(request.user, stack, run_id=request.POST.get("run") or None,
+                                           scenario_name=request.POST.get("scenario_name", "").strip())
+    except ValidationError as exc:
+        for field, problems in exc.message_dict.items():
+            for problem in problems:
+                messages.error(request, f"No trial was started. {field}: {problem}")
+        return redirect("stack-detail", pk=stack.pk)
+    except RunNotAccepted as exc:  # the plane is busy, or the broker is down
+        messages.error(request, exc.message)
+        return redirect("stack-detail", pk=stack.pk)
+    return redirect("plane-trial", pk=trial.pk)
+
+
+@read_required
+def plane_trial(request, pk: int):
+    trial_services.trial_fail_lost()
+    trial = get_object_or_404(PlaneTrial.objects.select_related("stack"), pk=pk)
+    return render(request, "placement/plane_trial.html", {"trial": trial})
+
+
+@read_required
+def plane_trial_progress(request, pk: int):
+    """Polled by htmx every 2 s; when the trial ends the page reloads to show the result."""
+    trial_services.trial_fail_lost()
+    trial = get_object_or_404(PlaneTrial, pk=pk)
+    response = render(request, "placement/_plane_trial_progress.html", {"trial": trial})
+    if trial.is_finished and request.GET.get("was") != trial.status:
+        response["HX-Refresh"] = "true"
+    return response

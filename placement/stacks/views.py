@@ -181,6 +181,7 @@ def stack_detail(request, pk: int):
             "scenarios": builtin_scenarios(),
             "run_time_limit": settings.CELERY_TASK_SOFT_TIME_LIMIT,
             "other_stacks": Stack.objects.exclude(pk=stack.pk)[:50],
+            "trials": stack.plane_trials.all()[:10],
             "can_change": can(request.user, "review") or (can(request.user, "save_stack") and stack.created_by_id == request.user.pk),
         },
     )

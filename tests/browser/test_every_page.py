@@ -87,8 +87,19 @@ def atlas_data(django_capture_on_commit_callbacks, monkeypatch):
                                          "evidence_runs": [run.pk], "rings": [], "reason": "board"}),
         user=architect,
     )
+    from placement.deploy.models import PlaneTrial
+
+    trial = PlaneTrial.objects.create(  # a finished trial as the worker stores it (the real one needs the plane)
+        stack=stack, status="succeeded", active=False, log=[{"s": 0.0, "message": "starting etcd"}],
+        result={"stack": stack.pk, "name": stack.name, "source": "the stack's plan", "scenario": "plan", "nodes": 2,
+                "settled": True, "rejected": [], "agreement": {"agree": 1, "judged": 1},
+                "workloads": [{"kind": "Job", "namespace": "team-a", "name": "pretrain-team-a-with-a-long-name", "queue": "team-a",
+                               "admitted": True, "admission_message": "The workload is admitted", "pods": 2,
+                               "bound": {"dgx-0": 2}, "pending_messages": [], "schedulers": ["default-scheduler"],
+                               "sim_state": "running", "sim_nodes": ["dgx-0"], "sim_reason": "", "agree": True,
+                               "note": "", "pools": ["dgx"]}]})
     ids = {"slug": "kueue", "id": {"stacks": stack.pk, "runs": run.pk, "sweeps": sweep.pk, "evaluations": evaluation.pk,
-                                   "decisions": record.pk}, "revision": proposal.pk}
+                                   "decisions": record.pk, "trials": trial.pk}, "revision": proposal.pk}
     return admin, ids
 
 
@@ -99,7 +110,7 @@ def concrete(path: str, ids: dict) -> str:
         kind = match.group(1)
         return f"/{kind}/{ids['id'][kind]}/"
 
-    return re.sub(r"/(stacks|runs|sweeps|evaluations|decisions)/<id>/", fill, path)
+    return re.sub(r"/(stacks|runs|sweeps|evaluations|decisions|trials)/<id>/", fill, path)
 
 
 def test_every_menu_link_and_readme_page_shows_content_at_desktop_and_phone_width(page, atlas_data):

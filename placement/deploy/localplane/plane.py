@@ -214,6 +214,7 @@ class LocalPlane:
         busy = [f"port {p} ({who}) is in use" for p, who in self.ports.owners().items() if not _port_free(p)]
         if busy:
             raise ComponentFailed("plane", "; ".join(busy) + " (set ATLAS_CONTROLPLANE_PORT_BASE to another base)")
+        self._say("finding the components' binaries (controlplane/build.sh builds what is missing; cold builds take minutes)")
         bins = {c: binary(c) for c in self.components}  # build everything before starting anything
         if self.workdir is None:
             self.workdir = Path(tempfile.mkdtemp(prefix="atlas-plane-"))
