@@ -121,3 +121,15 @@ def new_project_data(kueue_data) -> dict:
     data["placement"]["bundles"] = []
     data["placement"]["conflicts_with"] = []
     return data
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """The whole-plane tests (marked `controlplane`, no database) run last: the session's control plane
+    (tests/localplane/conftest.py) then starts after everything else and its idle controllers do not share
+    the CPU with the rest of the suite. After pytest-django's own ordering (trylast); the order is stable."""
+    def plane_only(item) -> bool:
+        return item.get_closest_marker("controlplane") is not None and item.get_closest_marker("django_db") is None \
+            and "transactional_db" not in getattr(item, "fixturenames", ())
+
+    items.sort(key=plane_only)
