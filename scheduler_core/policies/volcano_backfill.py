@@ -6,7 +6,8 @@ is empty and a job's pending BestEffort tasks count towards its readiness):
 
 * **Which pods.**  The pending pods of BestEffort jobs (in the model a workload's pods share one request:
   no GPU, no cpu, no memory) whose PodGroup is not Pending - with the ``enqueue`` action, only Inqueue
-  jobs; the enqueue action always admits them, their minimum asks for nothing.
+  jobs (enqueue always admits them: their minimum asks for nothing); without it, allocate makes every
+  PodGroup Inqueue, and with neither action none is.
 * **Order.**  Queues by allocate's queue order (queue priority, then share), within a queue jobs by the
   job order (priority, then creation), within a job its pods in turn.
 * **Each pod alone.**  A pod goes to the best-scored node whose predicates pass - with nothing requested
@@ -47,7 +48,9 @@ def backfill(policy) -> None:
     """The backfill action of one session, after allocate; ``policy``: the VolcanoScheduler (its queue, Inqueue
     jobs, queue and job orders and node scoring; volcano.py imports this module, not the other way round)."""
     sim = policy.sim
-    gated = "enqueue" in policy.actions
+    # A PodGroup still Pending is skipped; without the enqueue action allocate turns them Inqueue first (and
+    # with neither action none leaves Pending).
+    gated = "enqueue" in policy.actions or "allocate" not in policy.actions
     by_queue: dict[str, list["Workload"]] = {}
     for key in policy.pass_keys():
         head = policy.queue.head(key)

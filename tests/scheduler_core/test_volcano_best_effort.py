@@ -41,3 +41,13 @@ def test_volcano_without_backfill_leaves_best_effort_pods_pending():
     _, bound, _ = run_queue_case(nodes, [{"name": "q1"}], [], [{"name": "be", "queue": "q1", "gpus": 0}],
                                  actions=("enqueue", "allocate"))
     assert bound == {}
+
+
+def test_volcano_backfill_alone_leaves_pending_pod_groups_pending():
+    # allocate.go turns Pending PodGroups Inqueue when enqueue is not configured; with neither, backfill
+    # skips them (job.IsPending()).
+    nodes = [{"name": "n1", "gpus": 8, "pods": 10}]
+    pending = [{"name": "be", "queue": "q1", "gpus": 0}]
+    _, alone, _ = run_queue_case(nodes, [{"name": "q1"}], [], pending, actions=("backfill",))
+    _, after_allocate, _ = run_queue_case(nodes, [{"name": "q1"}], [], pending, actions=("allocate", "backfill"))
+    assert (alone, after_allocate) == ({}, {"be": ["n1"]})
