@@ -53,6 +53,11 @@ def backfill(policy) -> None:
     gated = "enqueue" in policy.actions or "allocate" not in policy.actions
     by_queue: dict[str, list["Workload"]] = {}
     for key in policy.pass_keys():
+        # A plain job's key holds its shape, whose first item is the pods' request (QueuedPolicy.key): most
+        # buckets are told apart without looking up their head; a PodGroup's key holds no request.
+        shape = key[2]
+        if not (type(shape) is tuple and len(shape) == 3 and getattr(shape[0], "best_effort", False)):
+            continue
         head = policy.queue.head(key)
         if head is None or not best_effort(head):
             continue
