@@ -42,6 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.scenario import DataPlane
 
 GPU = "nvidia.com/gpu"
+# "No bound" on a pod count (a node without maxPods, devices for a pod that asks for none): above any maxPods.
+UNBOUNDED_PODS = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,12 @@ class DeviceRequest:
             out["memory"] = self.host_gib
         return out
 
+    @property
+    def best_effort(self) -> bool:
+        """A pod that requests nothing (no device, no cpu, no memory): QoS BestEffort.  Only a node's pod
+        count bounds where it goes; Volcano leaves it to the backfill action."""
+        return self.kind == "count" and self.count == 0 and not self.cpu and not self.host_gib
+
     def gpu_units(self) -> float:
         """Size in GPU-equivalents for GPU-denominated policies (Volcano/KAI queues, fairness).
 
@@ -126,6 +134,8 @@ class DeviceRequest:
         return self._describe_device() + host
 
     def _describe_device(self) -> str:
+        if self.kind == "count" and self.count == 0:
+            return "no GPU"
         if self.kind == "hami":
             mem = f"{self.memory_mib / MIB_PER_GIB:.0f} GiB" if self.memory_mib or not self.mem_percentage \
                 else f"{self.mem_percentage}% memory"
@@ -250,6 +260,7 @@ class Node:
         self.pods: list = []  # pods bound here (opaque to the device layer)
         self.cpu_free: float | None = None  # host CPU cores / memory GiB left (None: not modelled)
         self.host_gib_free: float | None = None
+        self.max_pods: int | None = None  # kubelet maxPods, the node's allocatable pods (None: not modelled)
         self.advertised: dict[str, int] = {}
         self.free: dict[str, int] = {}
         self.inventory_warnings: list[str] = []
@@ -347,8 +358,11 @@ class Node:
 
     # -- scheduler view ------------------------------------------------------
     def fit_count(self, req: DeviceRequest) -> int:
-        """How many pods with ``req`` the scheduler believes fit here now (devices, then host CPU/memory)."""
+        """How many pods with ``req`` the scheduler believes fit here now (devices, host CPU/memory, then the
+        node's pod count)."""
         k = self.device_fit_count(req)
+        if self.max_pods is not None:
+            k = min(k, self.pods_room())
         if k and (req.cpu or req.host_gib):
             if req.cpu and self.cpu_free is not None:
                 k = min(k, int(self.cpu_free / req.cpu + 1e-9))
@@ -356,8 +370,14 @@ class Node:
                 k = min(k, int(self.host_gib_free / req.host_gib + 1e-9))
         return k
 
+    def pods_room(self) -> int:
+        """Pods the node still admits under its maxPods (unbounded when it has none)."""
+        return UNBOUNDED_PODS if self.max_pods is None else max(0, self.max_pods - len(self.pods))
+
     def device_fit_count(self, req: DeviceRequest) -> int:
         """How many pods with ``req`` the node's devices hold now (host resources aside)."""
+        if req.kind == "count" and req.count == 0:
+            return UNBOUNDED_PODS  # a pod without a device: the devices never bound it
         if req.kind == "count":
             return self.free.get(req.resource, 0) // req.count
         if req.kind == "hami":
@@ -393,6 +413,8 @@ class Node:
     # -- kubelet Allocate ----------------------------------------------------
     def choose_contexts(self, req: DeviceRequest, rng) -> list[DeviceContext] | None:
         """Pick concrete devices for one pod (device plugin / extender / DRA allocator)."""
+        if req.kind == "count" and req.count == 0:
+            return []  # no device to allocate
         if req.kind == "count":
             cands = [c for c in self.contexts if c.resource == req.resource and c.free_slots > 0]
             if sum(c.free_slots for c in cands) < req.count:

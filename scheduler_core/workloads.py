@@ -273,8 +273,12 @@ def translate_request(spec, gpus_per_pod: int, declared_mib: float, dp: DataPlan
                       present_profiles: set[str], scheduler: str = "kube-default") -> DeviceRequest:
     """Turn a workload's needs into the per-pod request its data plane understands, with its host CPU/memory.
 
-    ``scheduler``: the stack's scheduler, which names the pods' schedulerName (HAMi's webhook)."""
-    req = _device_request(spec, gpus_per_pod, declared_mib, dp, groups, present_profiles, scheduler)
+    ``scheduler``: the stack's scheduler, which names the pods' schedulerName (HAMi's webhook).  A pod
+    without GPUs asks for no device whatever the data plane."""
+    if gpus_per_pod == 0:
+        req = DeviceRequest("count", GPU, 0)
+    else:
+        req = _device_request(spec, gpus_per_pod, declared_mib, dp, groups, present_profiles, scheduler)
     cpu, host = getattr(spec, "cpu", 0.0), getattr(spec, "host_memory_gib", 0.0)
     return dataclasses.replace(req, cpu=cpu, host_gib=host) if (cpu or host) else req
 

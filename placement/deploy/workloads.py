@@ -69,7 +69,8 @@ class _Pod:
         scheduler = SCHEDULER_NAMES[cp.scheduler]
         kind = request.kind
         if kind == "count":
-            limits[request.resource] = request.count
+            if request.count:  # a pod without a GPU states no device limit (never a 0: BestEffort stays so)
+                limits[request.resource] = request.count
         elif kind == "hami" and spec.unit.hami is not None:
             # The container as the scenario writes it: HAMi's webhook fills in its defaults on the cluster.
             for name, value in spec.unit.hami.model_dump().items():
@@ -104,7 +105,7 @@ class _Pod:
         resources: dict = {"limits": limits} if limits else {}
         if planned is not None:  # the plan's names and quantities, as each component answers to them
             scheduler = planned.scheduler_name
-            gpu = {k: _quantity(v) for k, v in planned.pod.resources.items() if k not in ("cpu", "memory")}
+            gpu = {k: _quantity(v) for k, v in planned.pod.resources.items() if k not in ("cpu", "memory") and v}
             host = {"cpu": _quantity(planned.pod.resources.get("cpu", 0)),
                     "memory": f"{int(round(planned.pod.resources.get('memory', 0) * 1024))}Mi"}
             resources = {"requests": {**host, **gpu}, "limits": gpu} if gpu else {"requests": host}

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from scheduler_core.cluster import GPU
 from scheduler_core.metrics import water_fill
+from scheduler_core.policies import volcano_backfill
 from scheduler_core.policies.base import QueuedPolicy, ShapeQueue
 from scheduler_core.policies.volcano_hierarchy import QueueHierarchy
 from scheduler_core.resources import EPS, INF, add_into, all_reached, any_above, exceeded, pods_within, quantity, scaled
@@ -361,6 +362,13 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         return (prio, wl.enqueued_at, wl.seq)
 
     def allocate(self) -> None:
+        """The allocate action, then backfill (each only when listed in ``actions``)."""
+        if "allocate" in self.actions:
+            self._allocate_jobs()
+        if "backfill" in self.actions:
+            volcano_backfill.backfill(self)
+
+    def _allocate_jobs(self) -> None:
         gang = "gang" in self.plugins
         gated = "enqueue" in self.actions
         by_queue: dict[str, tuple[list, list]] = {}
@@ -368,8 +376,9 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         room: dict[str, tuple] = {}  # per queue: its allocation and bound as the session opens
         for key in self.pass_keys():
             head = head_of(key)
-            if head is None or (gated and head.uid not in self.inqueue):
-                continue  # an empty bucket is not scanned; a job not Inqueue is not allocated: it would fail at once
+            if head is None or (gated and head.uid not in self.inqueue) or volcano_backfill.best_effort(head):
+                continue  # an empty bucket is not scanned; a job not Inqueue is not allocated: it would fail at once;
+                # a BestEffort job is backfill's
             if head.group is None:
                 # A plain job whose floor passes its queue's bound now would fail the step's same check later:
                 # a queue's allocation only grows during allocate and its bound is the session's.
@@ -578,7 +587,7 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
             return
         sim = self.sim
         for wl in sorted(self._starving(), key=self.queue_order):
-            if not self._may_reclaim(wl):
+            if volcano_backfill.best_effort(wl) or not self._may_reclaim(wl):
                 continue  # only queues below their deserved share reclaim
             parts = [(m, k) for m, k in self._parts(wl) if k > 0]
             if all(sim.quick_fit(m, k) for m, k in parts):
@@ -606,7 +615,8 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
             parts = [(m, k) for m, k in self._parts(wl) if k > 0]
             if all(x <= EPS for x in short.values()) and all(sim.quick_fit(m, k) for m, k in parts):
                 continue
-            same = sorted((w for w in self._running() if w.queue == wl.queue and w.priority < wl.priority),
+            same = sorted((w for w in self._running() if w.queue == wl.queue and w.priority < wl.priority
+                           and volcano_backfill.may_preempt(wl, w)),
                           key=lambda w: (w.priority, -(w.first_start or 0.0), -w.uid))
             for m, k in parts:  # the queue's shortfall is made up by the first role's victims
                 self._evict_for(m, k, same, "VolcanoPreempt", short)
@@ -653,6 +663,9 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         elif wl.pending <= 0:
             return super().explain(wl)
         verdict = self._queue_verdict(wl)
+        if verdict is None and volcano_backfill.best_effort(wl):
+            msg = volcano_backfill.explain(self, wl)
+            return msg if msg is not None else super().explain(wl)
         if "gang" not in self.plugins:
             return verdict[1] if verdict is not None else super().explain(wl)
         members = group.members if group is not None else [wl]

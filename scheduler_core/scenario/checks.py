@@ -194,6 +194,11 @@ def check_references(sc: Scenario) -> list[tuple[str, str]]:
             if dp.mechanism != "hami":
                 errs.append((f"workloads.{i}.unit.annotations", "HAMi's card filters need mechanism 'hami' "
                                                                 f"(the workload's nodes use {dp.mechanism!r})"))
+        if isinstance(w, TrainingWorkload) and w.gpus_per_worker == 0:
+            stated = sorted(f for f in w.unit.model_fields_set if getattr(w.unit, f))
+            if stated:
+                errs.append((f"workloads.{i}.unit", f"a pod without a GPU (gpus_per_worker 0) takes no device: "
+                                                    f"leave {', '.join(stated)} out"))
         if isinstance(w, TrainingWorkload) and w.roles:
             errs += _role_errors(i, w, cp.scheduler, groups)
         elif isinstance(w, TrainingWorkload):

@@ -43,6 +43,8 @@ class NodeGroup(DocumentModel):
     cpu: float | None = Field(None, gt=0, description="allocatable CPU cores per node (unset: CPU not modelled)")
     memory_gib: float | None = Field(None, gt=0, description="allocatable host memory per node in GiB "
                                                              "(unset: host memory not modelled)")
+    max_pods: int | None = Field(None, ge=1, le=1000, description="kubelet maxPods: the pods a node holds, its "
+                                 "allocatable `pods` (unset: pod count not modelled; the kubelet's default is 110)")
 
     def rack_of(self, i: int) -> str:
         """Rack name of node ``i``: contiguous blocks over ``racks``."""

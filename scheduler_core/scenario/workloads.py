@@ -60,6 +60,8 @@ class IntChoice(DocumentModel):
 
 DurationSpec = Union[Duration, DurationDist]
 IntSpec = Union[Annotated[int, Field(ge=1)], IntChoice]
+# GPUs per pod: 0 is a pod without a GPU (with no cpu and host memory either, a BestEffort pod)
+GpuCountSpec = Union[Annotated[int, Field(ge=0)], IntChoice]
 
 
 class Arrival(DocumentModel):
@@ -182,7 +184,8 @@ class TrainingWorkload(DocumentModel):
     created_early: Duration = Field(0.0, ge=0, description="the Workload object exists this long before it "
                                     "arrives (Kueue compares creation times in LowerOrNewerEqualPriority)")
     workers: IntSpec = 1
-    gpus_per_worker: IntSpec = 1
+    gpus_per_worker: GpuCountSpec = Field(1, description="GPUs each pod requests; 0: no GPU (no cpu and "
+                                          "host_memory_gib either: a BestEffort pod, bounded by a node's max_pods)")
     duration: DurationSpec = Field(description="run time at ideal speed and ideal placement")
     memory_gib: float = Field(16.0, gt=0, description="GPU memory each worker uses")
     memory_request_gib: float | None = Field(None, gt=0, description="declared memory (HAMi gpumem); default memory_gib")

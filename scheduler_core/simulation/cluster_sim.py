@@ -59,13 +59,16 @@ class ClusterSimulation(BindingPhase, RunningPhase, TerminationPhase, MemoryPhas
     # ================================================================ placement questions (the port's)
     def quick_fit(self, wl: Workload, pods: int = 1) -> bool:
         """Cheap necessary condition for placing ``pods`` pods of ``wl`` (exact for count resources,
-        counting host CPU and memory node by node when the pods ask for them)."""
+        counting host CPU and memory, and the nodes' pod counts, node by node when they bound the pods)."""
         req = wl.request
         if req.kind != "count":
             return True
+        if req.count == 0:  # no device: the nodes' pod counts and host resources bound it
+            return explain.pods_that_fit(self.candidate_nodes(wl), wl, pods) >= pods
         if self.index.pods_fit(req.resource, self.groups_for(wl), req.count, pods) < pods:
             return False
-        return not (req.cpu or req.host_gib) or explain.pods_that_fit(self.candidate_nodes(wl), wl, pods) >= pods
+        return not (req.cpu or req.host_gib or self.pods_bounded) or \
+            explain.pods_that_fit(self.candidate_nodes(wl), wl, pods) >= pods
 
     def eviction_probe(self, wl: Workload, pods: int, nodes: list[Node] | None = None) -> "EvictionProbe":
         """Incremental check of whether evicting some pods makes room for ``pods`` pods of ``wl``

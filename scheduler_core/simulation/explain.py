@@ -31,6 +31,10 @@ PLUGIN_TAINT = "node(s) had untolerated taint {nvidia.com/gpu.device-plugin: not
 # InterPodAffinity's reason: a gang that must share one node or rack is co-located by required pod
 # affinity on that topology key, so the nodes outside the first pods' domain do not match it.
 AFFINITY = "node(s) didn't match pod affinity rules"
+# A node whose allocatable pods (kubelet maxPods) are all taken: NodeResourcesFit's words, and the words of
+# Volcano's predicates plugin (api.NodePodNumberExceeded), which checks the pod count itself.
+TOO_MANY_PODS = "Too many pods"
+VOLCANO_TOO_MANY_PODS = "node(s) pod number exceeded"
 
 
 def node_reasons(node: "Node", wl: "Workload", respect_readiness: bool) -> list[str]:
@@ -52,6 +56,10 @@ def node_reasons(node: "Node", wl: "Workload", respect_readiness: bool) -> list[
     if node.fit_count(req) > 0:
         return []
     out = []
+    if node.max_pods is not None and node.pods_room() == 0:
+        out.append(TOO_MANY_PODS)
+        if req.best_effort:
+            return out
     if req.cpu and node.cpu_free is not None and node.cpu_free + 1e-9 < req.cpu:
         out.append("Insufficient cpu")
     if req.host_gib and node.host_gib_free is not None and node.host_gib_free + 1e-9 < req.host_gib:
@@ -106,7 +114,7 @@ def unschedulable(nodes: list["Node"], wl: "Workload", respect_readiness: bool, 
 
     ``siblings_fill``: the pod is the first of its group that does not fit once its siblings took
     every place that fits one (gang schedulers), so nodes with room report the resource as short.
-    Volcano words it ``nodes are unavailable``.
+    Volcano words it ``nodes are unavailable`` (and a full node's pod count its own way).
     """
     counts: dict[str, int] = {}
     for node in nodes:
@@ -116,6 +124,8 @@ def unschedulable(nodes: list["Node"], wl: "Workload", respect_readiness: bool, 
                 return None
             whys = [_short(wl)]
         for why in whys:  # kube counts every failing resource of a node
+            if why == TOO_MANY_PODS and wording == "unavailable":
+                why = VOLCANO_TOO_MANY_PODS
             counts[why] = counts.get(why, 0) + 1
     parts = ", ".join(f"{n} {why}" for why, n in sorted(counts.items()))
     return f"0/{len(nodes)} nodes are {wording}: {parts}."

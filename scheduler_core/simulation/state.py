@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from scheduler_core import metrics as M
-from scheduler_core.cluster import GPU, Node
+from scheduler_core.cluster import GPU, UNBOUNDED_PODS, Node
 from scheduler_core.events import Environment
 from scheduler_core.latency import LatencyGrid, ServiceLatency
 from scheduler_core.resources import CPU, MEMORY, add_into
@@ -97,6 +97,8 @@ class EvictionProbe:
         self.count_kind = self.req.kind == "count"
         if self.count_kind:
             self.units = {n.name: n.free.get(self.req.resource, 0) for n in nodes}
+            # pods each node still admits under its maxPods (None: not modelled): a victim frees one
+            self.room = {n.name: None if n.max_pods is None else n.pods_room() for n in nodes}
             # host CPU / memory left per node, when the pods ask for them and the node models them
             self.host = {n.name: [n.cpu_free if self.req.cpu else None, n.host_gib_free if self.req.host_gib else None]
                          for n in nodes}
@@ -108,7 +110,10 @@ class EvictionProbe:
             self.best = self.total
 
     def _fit(self, name: str) -> int:
-        k = self.units[name] // self.req.count
+        k = self.units[name] // self.req.count if self.req.count else UNBOUNDED_PODS
+        room = self.room[name]
+        if room is not None:
+            k = min(k, room)
         cpu, mem = self.host[name]
         if cpu is not None:
             k = min(k, int(cpu / self.req.cpu + EPS))
@@ -125,10 +130,12 @@ class EvictionProbe:
                 name = p.node.name
                 n = sum(1 for c in p.contexts if c.resource == req.resource)
                 host = self.host[name]
-                if not n and host == [None, None]:
+                if not n and host == [None, None] and self.room[name] is None:
                     continue
                 before = self._fit(name)
                 self.units[name] += n
+                if self.room[name] is not None:
+                    self.room[name] += 1
                 if host[0] is not None:
                     host[0] += p.wl.request.cpu
                 if host[1] is not None:
@@ -196,10 +203,12 @@ class ClusterState(Environment):
                             g.numa_nodes, dp, layouts)
                 node.set_nics(g.nics or g.gpus_per_node, g.nic_gbps / 8.0 if g.nic_gbps else None, g.nic_numa)
                 node.cpu_free, node.host_gib_free = g.cpu, g.memory_gib
+                node.max_pods = g.max_pods
                 self.nodes.append(node)
                 self.node_by_name[name] = node
                 self.groups.setdefault(g.name, []).append(node)
         self.group_names = list(self.groups)
+        self.pods_bounded = any(g.max_pods is not None for g in scenario.pool.node_groups)  # maxPods on some nodes
         shared_claims: dict[str, list] = {}  # DRA claims shared by pods: one registry for every node
         for n in self.nodes:
             n.shared_claims = shared_claims

@@ -205,7 +205,7 @@ class BindingPhase:
         pod.bound_at = self.now
         pod.container_start = self.now
         pod.equiv = node.gpu_equivalents(req, ctxs)
-        iso = ctxs[0].isolation
+        iso = ctxs[0].isolation if ctxs else None  # None: a pod without a device
         if iso == "exclusive":
             pod.mem_limit = min(c.memory_mib for c in ctxs)
         elif iso == "mps":

@@ -43,9 +43,10 @@ def run_volcano(nodes: list[int], queues: list[dict], running: list[tuple], pend
 def run_queue_case(nodes: list[dict], queues: list[dict], running: list[dict], pending: list[dict],
                    actions=("enqueue", "allocate", "backfill"), plugins=("priority", "gang", "proportion"),
                    scheduler: str = "volcano", config: dict | None = None):
-    """A case with several resources.  nodes: {name, gpus, cpu?, memory?} (each its own node group, so a
-    job's ``on`` is upstream's nodeName or nodeSelector); jobs: {name, queue, pods=1, gpus=1, cpu=0,
-    memory=0 (GiB), min=1, priority=0, on=None, preemptable=True}, running ones at t=0, pending at t=60;
+    """A case with several resources.  nodes: {name, gpus, cpu?, memory?, pods?} (each its own node group, so a
+    job's ``on`` is upstream's nodeName or nodeSelector; ``pods``: the node's allocatable pods); jobs: {name,
+    queue, pods=1, gpus=1 (0 and no cpu/memory: BestEffort), cpu=0, memory=0 (GiB), min=1, priority=0,
+    on=None, preemptable=True}, running ones at t=0, pending at t=60;
     ``config``: more fields of the scheduler's section (KAI's ``preempt``, Volcano's ...).
 
     Returns the result, the nodes each job's pods were bound to at t=60 and the pods evicted per job."""
@@ -56,6 +57,8 @@ def run_queue_case(nodes: list[dict], queues: list[dict], running: list[dict], p
             g["cpu"] = n["cpu"]
         if n.get("memory") is not None:
             g["memory_gib"] = n["memory"]
+        if n.get("pods") is not None:
+            g["max_pods"] = n["pods"]
         groups.append(g)
     docs = []
     for at, items in ((0.0, running), (START, pending)):
