@@ -2,6 +2,8 @@
 reported with the component's own words and nothing is left running."""
 
 import socket
+import subprocess
+import sys
 
 import pytest
 
@@ -37,3 +39,21 @@ def test_an_unknown_port_base_is_refused_naming_the_setting(monkeypatch):
     monkeypatch.setenv("ATLAS_CONTROLPLANE_PORT_BASE", "http")
     with pytest.raises(ComponentFailed, match="ATLAS_CONTROLPLANE_PORT_BASE='http' is not a port number"):
         LocalPlane()
+
+
+@pytest.mark.controlplane
+def test_the_plane_starts_from_a_celery_worker_whose_address_space_is_limited(plane_binaries, tmp_path):
+    # A Celery pool process runs with ATLAS_WORKER_MEMORY_LIMIT_MB as its soft RLIMIT_AS (config/celery.py);
+    # the plane's Go programs and etcd's 10 GiB bbolt mmap must not inherit it ("Try on a control plane").
+    script = f"""
+import resource
+resource.setrlimit(resource.RLIMIT_AS, (2048 * 2**20, resource.getrlimit(resource.RLIMIT_AS)[1]))
+from placement.deploy.localplane import LocalPlane, Ports
+plane = LocalPlane(workdir=__import__("pathlib").Path({str(tmp_path)!r}), ports=Ports({port_base() + 80}), components=("etcd",))
+plane.start()
+print("running:", plane.running())
+plane.stop()
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "running: ['etcd']" in done.stdout

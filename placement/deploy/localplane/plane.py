@@ -13,6 +13,7 @@ import copy
 import ctypes
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -139,6 +140,11 @@ def _die_with_parent():  # runs in the child before exec
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except OSError:
         pass
+    # A Celery pool process carries a soft address-space limit (ATLAS_WORKER_MEMORY_LIMIT_MB, config/celery.py)
+    # meant for simulations; the components are not bounded by it: etcd maps 10 GiB for bbolt at start
+    # ("mmap failed, size 10737418240; error: cannot allocate memory") and Go reserves address space freely.
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
 
 
 def _port_free(port: int) -> bool:
