@@ -32,6 +32,15 @@ def test_the_simulators_instant_submits_one_of_each_example_as_the_trial_does_an
     assert {w.name: w.arrival.at for w in probe.workloads} == {"b-finetune": 0, "a-train": WORKLOAD_GAP}
 
 
+def test_the_simulators_instant_leaves_out_the_scenarios_events_as_the_trial_does():
+    # device-plugin-default restarts a device plugin at 25 min; the trial observes its first minutes and
+    # applies no event, so the probe has none either (it was refused: "events.0.at: event after the horizon").
+    scenario = load_scenario(SCENARIOS / "device-plugin-default.yaml")
+    assert scenario.events
+    probe = probe_scenario(scenario, ["resident", "eval"])
+    assert probe.events == [] and {w.name for w in probe.workloads} == {"resident", "eval"}
+
+
 def test_the_simulator_sees_the_workloads_arrive_in_the_trials_order_not_all_at_once():
     # Seed 29 of the differential check: q0 (nominal 0) borrows 2 of q2's 3 GPUs for d29-j0, created
     # first; then d29-j2 (priority 100, 3 GPUs, q1 may borrow 3) finds 1 left. Real Kueue admitted j0 and

@@ -264,7 +264,8 @@ def probe_scenario(scenario: Scenario, names: list[str]) -> Scenario:
     """The scenario with only the exported example workloads, one each, running long past the instant
     observed; `names` in the order the trial creates them, and each submitted when the trial creates it
     (WORKLOAD_GAP apart). Submitted all at once, Kueue's order of a cycle's heads (priority first) would
-    decide which of two contenders gets the last quota, where the plane admitted the first created."""
+    decide which of two contenders gets the last quota, where the plane admitted the first created. The
+    scenario's events are left out: the trial applies none."""
     order = {name: i for i, name in enumerate(dict.fromkeys(names))}
     doc = scenario.model_dump(mode="json", exclude_none=True)
     workloads = []
@@ -280,6 +281,7 @@ def probe_scenario(scenario: Scenario, names: list[str]) -> Scenario:
         workloads.append(w)
     doc["workloads"] = workloads
     doc["horizon"] = PROBE_HORIZON
+    doc.pop("events", None)  # the trial applies none (node failures, drains, plugin restarts): the same instant
     return parse_scenario(doc, source="probe")
 
 
