@@ -14,6 +14,15 @@ def render_page_or_fragment(request, page: str, fragment: str, context: dict, st
     return render(request, template, context, status=status)
 
 
+def render_progress(request, fragment: str, context: dict, task) -> object:
+    """A polled progress fragment of a background task (a run, a control-plane trial): when the task has
+    finished since the page was drawn (`?was=<status>`), HX-Refresh makes the page reload once to show the result."""
+    response = render(request, fragment, context)
+    if task.is_finished and request.GET.get("was") != task.status:
+        response["HX-Refresh"] = "true"
+    return response
+
+
 def apply_service_errors(form, exc) -> None:
     """Show a service's ValidationError on the form's fields (non-field errors otherwise)."""
     for field, messages in getattr(exc, "message_dict", {"__all__": exc.messages}).items():

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 from placement.access.decorators import action_required, read_required
 from placement.access.services import can
 from placement.catalog.selectors.scenarios import builtin_scenarios
+from placement.common.pages import render_progress
 from placement.common.queue import RunNotAccepted
 from placement.deploy.models import PlaneTrial
 from placement.deploy.services import trial as trial_services
@@ -165,7 +166,4 @@ def plane_trial_progress(request, pk: int):
     """Polled by htmx every 2 s; when the trial ends the page reloads to show the result."""
     trial_services.trial_fail_lost()
     trial = get_object_or_404(PlaneTrial, pk=pk)
-    response = render(request, "placement/_plane_trial_progress.html", {"trial": trial})
-    if trial.is_finished and request.GET.get("was") != trial.status:
-        response["HX-Refresh"] = "true"
-    return response
+    return render_progress(request, "placement/_plane_trial_progress.html", {"trial": trial}, trial)

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from placement.access.decorators import action_required, read_required
 from placement.catalog.selectors.scenarios import builtin_scenarios
+from placement.common.pages import render_progress
 from placement.common.parsing import ParseProblem, load_yaml
 from placement.evidence.charts import comparison_charts, run_charts
 from placement.evidence.models import SimulationRun, StoryBand, Sweep
@@ -92,10 +93,7 @@ def run_progress(request, pk: int):
     """Polled by htmx every second; when the run finishes it tells the page to reload for charts."""
     evidence_services.simulation_fail_stale()
     run = get_object_or_404(SimulationRun, pk=pk)
-    response = render(request, "placement/_run_progress.html", {"run": run})
-    if run.is_finished and request.GET.get("was") != run.status:
-        response["HX-Refresh"] = "true"
-    return response
+    return render_progress(request, "placement/_run_progress.html", {"run": run}, run)
 
 
 @read_required
