@@ -347,10 +347,14 @@ def kai_files(scenario: Scenario) -> list[ExportFile]:
 
 
 def kube_scheduler_files(scenario: Scenario) -> list[ExportFile]:
-    """The default scheduler's profile when the simulation changed it (scoring strategy, preemption)."""
+    """The default scheduler's profile: NodeResourcesFit scoring GPUs with the simulation's strategy, and
+    preemption as simulated. Written for LeastAllocated too: upstream's default scores cpu and memory only
+    (pkg/scheduler/apis/config/v1/defaults.go), so an unconfigured kube-scheduler ties every node whose GPUs
+    differ and, with v1.37's opportunistic batching, kept a 1-GPU Job's 8 pods on one node where the
+    simulation spread them (seen on the local control plane, topology-cliff-default)."""
     kube = scenario.stack.control_plane.kube
-    if kube.scoring == "LeastAllocated" and kube.preemption:
-        return []
+    if scenario.stack.control_plane.scheduler != "kube-default" and kube.scoring == "LeastAllocated" and kube.preemption:
+        return []  # the workloads' scheduler is another one; the default scheduler keeps its defaults
     profile: dict = {"schedulerName": "default-scheduler", "pluginConfig": [{"name": "NodeResourcesFit", "args": {
         "scoringStrategy": {"type": kube.scoring, "resources": [{"name": "nvidia.com/gpu", "weight": 1}]}}}]}
     if not kube.preemption:

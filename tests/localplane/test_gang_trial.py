@@ -5,7 +5,7 @@ kube-scheduler's GangScheduling plugin places the gang all or nothing - as the s
 
 import pytest
 
-from placement.deploy.localplane.trial import bundle_kueue_config, clean, try_scenario
+from placement.deploy.localplane.trial import clean, configure_plane, try_scenario
 from tests.localplane.gang_stack import gang_stack
 
 pytestmark = pytest.mark.controlplane
@@ -15,7 +15,7 @@ WORKLOAD_API = "scheduling.k8s.io/v1beta1"
 
 def _gang_trial(plane, gpus_per_node):
     scenario, export = gang_stack(gpus_per_node)
-    plane.use_kueue_config(bundle_kueue_config(export))
+    configure_plane(plane, export)  # Kueue and kube-scheduler as the bundle's install configures them
     try:
         trial = try_scenario(plane.kube, scenario, export=export)
         (result,) = trial.workloads

@@ -1,10 +1,18 @@
 """The pure parts of the local plane: fake nodes shaped like the pools, the simulator's instant, the
-differential generator. No processes."""
+differential generator, the objects the trial adds for DRA. No control plane."""
 
 from pathlib import Path
 
+from placement.deploy import export_scenario
 from placement.deploy.localplane.scenarios import gang_as_job, generate, workload_objects
-from placement.deploy.localplane.trial import WORKLOAD_GAP, kwok_nodes, probe_scenario, simulator_answer
+from placement.deploy.localplane.trial import (
+    WORKLOAD_GAP,
+    chart_objects,
+    dra_slices,
+    kwok_nodes,
+    probe_scenario,
+    simulator_answer,
+)
 from scheduler_core import load_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"
@@ -87,3 +95,26 @@ def test_a_gangs_workload_and_pod_group_go_in_beside_its_job_and_are_not_judged_
     items = bundle_workloads(export)
     assert {o["kind"] for _, o in items} == {"Workload", "PodGroup", "Job"}
     assert [(r.kind, r.name) for r in observe(NoObjects(), items)] == [("Job", "pretrain-team-1")]
+
+
+def test_a_dra_pool_publishes_one_resource_slice_per_node_with_the_devices_the_simulator_allocates():
+    # There is no kubelet plugin on a KWOK node: the trial publishes what the NVIDIA DRA driver would.
+    scenario = load_scenario(SCENARIOS / "device-plugin-dra.yaml")
+    slices = dra_slices(scenario)
+    dra_nodes = [n for g in scenario.pool.node_groups if scenario.stack.data_plane_for(g.name).mechanism == "dra"
+                 for n in g.node_names()]
+    assert sorted(s["spec"]["nodeName"] for s in slices) == sorted(dra_nodes)
+    devices = slices[0]["spec"]["devices"]
+    assert [d["name"] for d in devices] == [f"gpu-{i}" for i in range(len(devices))]
+    assert devices[0]["attributes"]["type"] == {"string": "gpu"}
+    assert devices[0]["capacity"]["memory"] == {"value": str(80 * 2**30)}
+    assert all(s["spec"]["driver"] == "gpu.nvidia.com" and s["spec"]["pool"]["resourceSliceCount"] == 1 for s in slices)
+
+
+def test_the_dra_drivers_chart_creates_the_device_classes_the_claims_name():
+    # dra/values.yaml leaves the DeviceClasses to the chart (helm install creates them); the trial renders
+    # them with the bundle's values, as kube-scheduler said without: "device class gpu.nvidia.com does not exist".
+    export = export_scenario(load_scenario(SCENARIOS / "device-plugin-dra.yaml"))
+    made = {(o["kind"], o["metadata"]["name"]): o for _, o in chart_objects(export)}
+    assert set(made) == {("DeviceClass", "gpu.nvidia.com"), ("DeviceClass", "mig.nvidia.com")}
+    assert "type == 'gpu'" in made[("DeviceClass", "gpu.nvidia.com")]["spec"]["selectors"][0]["cel"]["expression"]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from placement.deploy import export_scenario
-from placement.deploy.localplane.scenarios import generate, workload_objects
-from placement.deploy.localplane.trial import bundle_kueue_config, clean, try_scenario
+from placement.deploy.localplane.scenarios import gang_as_job, generate, workload_objects
+from placement.deploy.localplane.trial import clean, configure_plane, try_scenario
 from scheduler_core import load_scenario
 
 pytestmark = pytest.mark.controlplane
@@ -17,6 +17,12 @@ pytestmark = pytest.mark.controlplane
 SCENARIOS = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"
 # The Kueue + kube-scheduler scenarios among the built-in ones.
 KUEUE_SCENARIOS = ["starved-tenant-kueue", "form-b-hami-kueue", "topology-cliff-kueue-tas"]
+# The built-in scenarios whose stack is kube-scheduler alone (no Kueue, Volcano, KAI or coscheduling): device
+# plugin, MIG, time-slicing, MPS, HAMi (its pods wait for hami-scheduler: judged on acceptance), DRA.
+KUBE_SCENARIOS = ["device-plugin-default", "device-plugin-dra", "device-plugin-readiness", "lab0-device-facts",
+                  "lab0-device-facts-strategy-none", "lab1-mig", "lab2-time-slicing", "lab3-hami", "partial-gang-default",
+                  "shared-card-oom-hami", "shared-card-oom-mig", "shared-card-oom-timeslicing", "starved-tenant-default",
+                  "topology-cliff-default", "topology-rack-spread"]
 # ATLAS_DIFFERENTIAL_SCENARIOS: how many generated scenarios (CI: 50); the report lands in
 # ATLAS_DIFFERENTIAL_REPORT when set (docs/controlplane.md quotes it).
 DIFFERENTIAL = int(os.environ.get("ATLAS_DIFFERENTIAL_SCENARIOS", "50"))
@@ -26,7 +32,7 @@ KNOWN_DISAGREEMENTS: dict[int, str] = {}
 
 def _trial(plane, scenario, workloads=None):
     export = export_scenario(scenario)
-    plane.use_kueue_config(bundle_kueue_config(export))  # Kueue as the bundle's helm install configures it
+    configure_plane(plane, export)  # Kueue and kube-scheduler as the bundle's install configures them
     try:
         return try_scenario(plane.kube, scenario, export=export, workloads=workloads)
     finally:
@@ -39,6 +45,21 @@ def test_a_kueue_stacks_bundle_is_accepted_and_each_workload_runs_or_waits_as_th
     assert [(r.file, r.kind, r.name, r.message) for r in trial.rejected] == []
     assert trial.workloads
     assert [(w.name, w.note) for w in trial.workloads if w.agree is False] == []
+
+
+@pytest.mark.parametrize("name", KUBE_SCENARIOS)
+def test_every_kube_scheduler_stacks_bundle_is_accepted_and_its_pods_are_bound_where_the_simulator_says(plane, name):
+    # The bundle's PyTorchJobs as Jobs of the same pods (no training operator in the plane; under plain
+    # kube-scheduler each pod is placed alone either way), so every example is judged on its pods.
+    scenario = load_scenario(SCENARIOS / f"{name}.yaml")
+    export = export_scenario(scenario)
+    objects = [gang_as_job(o) for f in export.files if f.kind == "manifests" and f.path.startswith("workloads/")
+               for o in f.objects]
+    trial = _trial(plane, scenario, objects)
+    assert [(r.file, r.kind, r.name, r.message) for r in trial.rejected] == []
+    assert [(w.name, w.note) for w in trial.workloads if w.agree is False] == []
+    waiting = [w for w in trial.workloads if w.agree is None]
+    assert all("hami-scheduler" in w.note for w in waiting), [(w.name, w.note) for w in waiting]
 
 
 def test_the_simulator_agrees_with_kueue_and_kube_scheduler_on_generated_scenarios(plane):

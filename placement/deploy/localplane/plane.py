@@ -193,6 +193,7 @@ class LocalPlane:
     ports: Ports | None = None
     components: tuple[str, ...] = COMPONENTS
     kueue_config: dict | None = None
+    scheduler_config: dict | None = None  # the bundle's KubeSchedulerConfiguration (profiles) for kube-scheduler
     progress: Callable[[str], None] | None = None
     processes: list[Process] = field(default_factory=list)
     kube: Kube | None = None
@@ -263,7 +264,19 @@ class LocalPlane:
         if config == self.kueue_config or "kueue" not in self.components:
             return
         self.kueue_config = config
-        for proc in [p for p in self.processes if p.component == "kueue"]:
+        self._restart("kueue")
+
+    def use_scheduler_config(self, config: dict | None) -> None:
+        """Run kube-scheduler with ``config`` (the bundle's KubeSchedulerConfiguration: its profiles' scoring
+        and preemption) from now on, restarting it when the next bundle's differs."""
+        if config == self.scheduler_config or "kube-scheduler" not in self.components:
+            return
+        self.scheduler_config = config
+        self._restart("kube-scheduler")
+
+    def _restart(self, component: str) -> None:
+        """A component that reads its configuration once at start, restarted with the current one."""
+        for proc in [p for p in self.processes if p.component == component]:
             proc.popen.terminate()
             try:
                 proc.popen.wait(timeout=15)
@@ -271,8 +284,8 @@ class LocalPlane:
                 proc.popen.kill()
                 proc.popen.wait()
             self.processes.remove(proc)
-        self._say("restarting kueue with the bundle's configuration")
-        self._start_kueue(binary("kueue"))
+        self._say(f"restarting {component} with the bundle's configuration")
+        getattr(self, "_start_" + component.replace("-", "_"))(binary(component))
 
     def running(self) -> list[str]:
         return [p.component for p in self.processes if p.popen.poll() is None]
@@ -374,7 +387,15 @@ class LocalPlane:
 
     def _start_kube_scheduler(self, exe: Path) -> None:
         p = self.ports
-        proc = self._spawn("kube-scheduler", [str(exe), *self._serving_flags(p.scheduler), f"--feature-gates={WORKLOAD_API_GATES}"])
+        flags = self._serving_flags(p.scheduler)
+        if self.scheduler_config:
+            # With --config, the connection and leader election come from the file, not from flags.
+            config = {**self.scheduler_config, "clientConnection": {"kubeconfig": str(self.kubeconfig)},
+                      "leaderElection": {"leaderElect": False}}
+            path = self.workdir / "kube-scheduler-config.yaml"
+            path.write_text(yaml.safe_dump(config))
+            flags = [f for f in flags if not f.startswith(("--kubeconfig=", "--leader-elect="))] + [f"--config={path}"]
+        proc = self._spawn("kube-scheduler", [str(exe), *flags, f"--feature-gates={WORKLOAD_API_GATES}"])
         self._wait(proc, lambda: self._https_ok(p.scheduler, "/healthz"), "healthy")
 
     def _start_kwok(self, exe: Path) -> None:

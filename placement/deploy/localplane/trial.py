@@ -6,6 +6,7 @@ Pure Python (no Django): ``try_scenario(plane, scenario)`` returns a :class:`Tri
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -17,7 +18,8 @@ from placement.deploy.control_plane import flavor_labels
 from placement.deploy.data_plane import pool_plans
 from placement.deploy.localplane.kube import Kube, KubeError
 from placement.deploy.localplane.plane import KWOK_NODE_ANNOTATION
-from scheduler_core.cluster import Node
+from scheduler_core.cluster import Node, dra_device
+from scheduler_core.dra import NVIDIA_DRIVER
 from scheduler_core.scenario import Scenario, parse_scenario
 
 # Facts of the fake nodes beside their GPUs, for nodes whose group leaves CPU / memory unset (the
@@ -112,6 +114,21 @@ def bundle_kueue_config(export) -> dict | None:
     return yaml.safe_load(text) if text else None
 
 
+def bundle_scheduler_config(export) -> dict | None:
+    """The KubeSchedulerConfiguration the bundle gives the default scheduler (kube-scheduler/scheduler-config.yaml:
+    NodeResourcesFit scoring GPUs, preemption), so the plane's kube-scheduler scores as the operator's would."""
+    f = export.file("kube-scheduler/scheduler-config.yaml")
+    if f is None:
+        return None
+    return yaml.safe_load(f.objects[0]["data"]["scheduler-config.yaml"])
+
+
+def configure_plane(plane, export) -> None:
+    """A plane shared by several trials runs Kueue and kube-scheduler as this bundle configures them."""
+    plane.use_kueue_config(bundle_kueue_config(export))
+    plane.use_scheduler_config(bundle_scheduler_config(export))
+
+
 # --- nodes -------------------------------------------------------------------------------------
 def kwok_nodes(scenario: Scenario) -> list[dict]:
     """One fake Node per simulator node: its pool's labels and what the simulator's node advertises."""
@@ -124,9 +141,7 @@ def kwok_nodes(scenario: Scenario) -> list[dict]:
     for group in scenario.pool.node_groups:
         plan = plans[group.name]
         dp = scenario.stack.data_plane_for(group.name)
-        layouts = group.mig_layouts(scenario.parameters.driver_slot_choice)
-        probe = Node(f"{group.name}-probe", group.name, 0, 0, group.spec, group.gpus_per_node, group.link,
-                     group.numa_nodes, dp, layouts)
+        probe = _probe_node(scenario, group)
         resources = {"cpu": f"{group.cpu:g}" if group.cpu else DEFAULT_NODE_CPU,
                      "memory": f"{group.memory_gib:g}Gi" if group.memory_gib else DEFAULT_NODE_MEMORY,
                      "pods": DEFAULT_NODE_PODS}
@@ -148,6 +163,49 @@ def kwok_nodes(scenario: Scenario) -> list[dict]:
     return nodes
 
 
+def _probe_node(scenario: Scenario, group) -> Node:
+    """The simulator's node of the group, as every node of it starts (nothing allocated)."""
+    return Node(f"{group.name}-probe", group.name, 0, 0, group.spec, group.gpus_per_node, group.link,
+                group.numa_nodes, scenario.stack.data_plane_for(group.name),
+                group.mig_layouts(scenario.parameters.driver_slot_choice))
+
+
+def _attribute(value) -> dict:
+    if isinstance(value, bool):
+        return {"bool": value}
+    return {"int": value} if isinstance(value, int) else {"string": str(value)}
+
+
+def _dns_label(name: str) -> str:
+    return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:63]
+
+
+def dra_slices(scenario: Scenario) -> list[dict]:
+    """What the NVIDIA DRA driver's kubelet plugin would publish on each node of a ``dra`` pool (there is no
+    kubelet on a KWOK node): one ResourceSlice per node, the devices in the order, with the attributes and
+    memory capacity, the simulator's allocator sees (scheduler_core.cluster.dra_device). Partitionable
+    devices (shared counters) are not published: such pools are left without slices, and the trial says why."""
+    slices = []
+    for group in scenario.pool.node_groups:
+        dp = scenario.stack.data_plane_for(group.name)
+        if dp.mechanism != "dra" or dp.dra.partitionable_devices:
+            continue
+        probe = _probe_node(scenario, group)
+        devices = [dra_device(c) for c in probe.contexts if not c.unusable]
+        for name in group.node_names():
+            slices.append({
+                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                "metadata": {"name": f"{name}-{NVIDIA_DRIVER}"},
+                "spec": {"driver": NVIDIA_DRIVER, "nodeName": name,
+                         "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                         "devices": [{"name": _dns_label(d.name),
+                                      "attributes": {k: _attribute(f"GPU-{name}-{_dns_label(d.name)}" if k == "uuid" else v)
+                                                     for k, v in d.attributes.items()},
+                                      "capacity": {k: {"value": str(v)} for k, v in d.capacity.items()}}
+                                     for d in devices]}})
+    return slices
+
+
 def create_nodes(kube: Kube, nodes: list[dict]) -> None:
     for node in nodes:
         kube.request("POST", "/api/v1/nodes", {k: v for k, v in node.items() if k != "status"})
@@ -164,6 +222,26 @@ def _apply(kube: Kube, path: str, obj: dict, rejected: list[Rejected]) -> None:
         rejected.append(Rejected(path, obj.get("kind", "?"), obj.get("metadata", {}).get("name", "?"), exc.message))
 
 
+def chart_objects(export) -> list[tuple[str, dict]]:
+    """The cluster objects a chart of the bundle creates itself (targets.Component.creates: the DRA driver's
+    DeviceClasses), rendered by helm with the bundle's values as `helm install` would; the charts' controllers
+    and DaemonSets are not part of the plane, so nothing else of them is applied."""
+    from placement.deploy import targets
+    from placement.deploy.localplane.plane import SHARED, helm_template
+
+    out = []
+    for f in export.files:
+        comp = targets.COMPONENTS.get(f.chart or "") if f.kind == "helm-values" else None
+        if comp is None or not comp.creates:
+            continue
+        values = {**dict(comp.set_values), **(f.values or {})}
+        wanted = set(comp.creates)
+        out += [(f"{f.path} (chart {comp.local})", d)
+                for d in helm_template(SHARED / "charts" / comp.local, comp.release, comp.namespace, values)
+                if (d.get("kind"), d.get("metadata", {}).get("name")) in wanted]
+    return out
+
+
 def bundle_workloads(export) -> list[tuple[str, dict]]:
     return [(f.path, o) for f in export.files if f.kind == "manifests" and f.path.startswith("workloads/") for o in f.objects]
 
@@ -173,6 +251,8 @@ def apply_bundle(kube: Kube, export, workloads: list[tuple[str, dict]] | None = 
     workloads/ files. Workloads go in one per WORKLOAD_GAP seconds: Kueue orders equal priorities by
     creation time, which the API server keeps to the second."""
     rejected: list[Rejected] = []
+    for path, obj in chart_objects(export):
+        _apply(kube, path, obj, rejected)
     for f in export.files:
         if f.kind == "manifests" and not f.path.startswith("workloads/"):
             for obj in f.objects:
@@ -343,6 +423,8 @@ def try_scenario(kube: Kube, scenario: Scenario, *, export=None, workloads: list
     say("creating KWOK nodes")
     nodes = kwok_nodes(scenario)
     create_nodes(kube, nodes)
+    for obj in dra_slices(scenario):
+        kube.apply(obj)
     say("applying the bundle")
     rejected = apply_bundle(kube, export, items)
     namespaces = sorted({o["metadata"].get("namespace", "default") for _, o in items})
@@ -360,6 +442,7 @@ def clean(kube: Kube, scenario: Scenario, export=None, workloads: list[dict] | N
     items = bundle_workloads(export) if workloads is None else [("workloads", o) for o in workloads]
     others = [o for f in export.files if f.kind == "manifests" and not f.path.startswith("workloads/")
               and f.path != "namespaces.yaml" for o in f.objects]
+    others = [o for _, o in chart_objects(export)] + others + dra_slices(scenario)
     for obj in [o for _, o in items] + list(reversed(others)):
         meta = obj["metadata"]
         try:
