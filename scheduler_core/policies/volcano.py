@@ -68,6 +68,11 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self.capacity = "capacity" in self.plugins  # configured deserved, allocation up to realCapability
         self.proportion = "proportion" in self.plugins  # water-filled deserved, allocation up to it
         self.inqueue: set[int] = set()
+        # The bucket each Inqueue job joined from and, per bucket, how many of its jobs are Inqueue: allocate
+        # passes a bucket with none without looking its head up.
+        self._inq_key: dict[int, tuple] = {}
+        self._inq_per_key: dict[tuple, int] = {}
+        self._enqueue_keys: tuple = (None, [])  # the buckets holding jobs not yet Inqueue, and in enqueue order
         self._by_uid: dict[int, "Workload"] = {}
         # Incremental passes (issue 34): the jobs of each bucket not yet Inqueue, in the bucket's FIFO
         # order, so that enqueue never walks the Inqueue backlog; per queue, the Inqueue jobs and the
@@ -76,7 +81,6 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self._inq_members: dict[str, dict[int, "Workload"]] = {q: {} for q in self.queues}
         self._inq_cache: dict[str, dict[str, float]] = {}
         self._inq_dirty: set[str] = set(self.queues)
-        self._deserved_input: tuple | None = None
         self._split_of: dict[str, tuple] = {}  # per resource: the caps last water-filled and their shares
         self._key_order: dict[int, tuple] = {}  # by the id of a bucket's key: keys are interned, kept for the run
         self._floors: dict[tuple, dict[str, float]] = {}  # a plain job's floor, by its key's id and bound pods
@@ -91,8 +95,9 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self.real = self._hierarchical_real() if self.hierarchy else \
             {n: self._real_capability(q) for n, q in self.queues.items()}
         self._weights = {n: float(q.weight) for n, q in self.queues.items()}
-        self._demand: dict[str, dict[str, float]] | None = None  # this session's demand, not yet water-filled
+        self._demand = False  # whether this session's demand is still to be read (and water-filled)
         self._deserved: dict[str, dict[str, float]] = {q: {} for q in self.queues}
+        self._split_names: set[str] | None = None  # the resources deserved was last built for
 
     # -- PodGroups with task roles: the group's first role stands for it in the queue ----------------
     def key(self, wl: "Workload"):
@@ -130,7 +135,10 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self.unqueued.remove(wl)
         self._leave_inqueue(wl)
 
-    def _join_inqueue(self, wl: "Workload") -> None:
+    def _join_inqueue(self, wl: "Workload", key=None) -> None:
+        key = self.queue.canonical.setdefault(self.key(wl), self.key(wl)) if key is None else key
+        self._inq_key[wl.uid] = key
+        self._inq_per_key[key] = self._inq_per_key.get(key, 0) + 1
         self.inqueue.add(wl.uid)
         self._by_uid[wl.uid] = wl
         self._inq_members[wl.queue][wl.uid] = wl
@@ -138,6 +146,9 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self.unqueued.remove(wl)
 
     def _leave_inqueue(self, wl: "Workload") -> None:
+        key = self._inq_key.pop(wl.uid, None)
+        if key is not None:
+            self._inq_per_key[key] -= 1
         self.inqueue.discard(wl.uid)
         self._by_uid.pop(wl.uid, None)
         self._inq_members[wl.queue].pop(wl.uid, None)
@@ -190,51 +201,55 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
                     d[r] = max(d.get(r, 0.0), g)
                 self._deserved[n] = d
             return
-        sim = self.sim
-        self._demand = {n: add_into(dict(self._used(n)), sim.queue_pending.get(n, {})) for n in self.queues}
+        self._demand = True
 
     @property
     def deserved(self) -> dict[str, dict[str, float]]:
         """proportion: the weighted water-filling of the session's demand (the queues' allocation plus their
         pending pods), recomputed only when the demand changed - many sessions read none of it."""
-        demand = self._demand
-        if demand is not None:
-            self._demand = None
-            # The water-filling depends only on the queues' demand: unchanged since it was done, so is deserved.
-            stamp = tuple((n, tuple(sorted(d.items()))) for n, d in demand.items())
-            if stamp != self._deserved_input:
-                self._deserved_input = stamp
-                self._water_fill(demand)
+        if self._demand:
+            self._demand = False
+            self._water_fill()
         return self._deserved
 
     @deserved.setter
     def deserved(self, value: dict[str, dict[str, float]]) -> None:
-        self._demand, self._deserved = None, value
+        self._demand, self._deserved = False, value
 
-    def _water_fill(self, demand: dict[str, dict[str, float]]) -> None:
+    def _water_fill(self) -> None:
+        """Deserved per resource from each queue's demand (allocated + pending, within realCapability).  A
+        resource's split depends only on those caps (the cluster, guarantees and weights are fixed): the same
+        caps as when it was last split, the same shares - deserved is rebuilt only when some split changed."""
         sim = self.sim
         weights = self._weights
-        self._deserved = {n: {} for n in self.queues}
-        for r in set(sim.capacity_total).union(*demand.values()):
-            caps = {n: min(demand[n].get(r, 0.0), self.real[n].get(r, INF)) for n in self.queues}
-            # A resource's split depends only on its caps (the cluster, guarantees and weights are fixed): the
-            # same caps as when it was last split, the same shares (a job's arrival often leaves them capped).
-            stamp = tuple(caps.values())
+        used = [(n, self._used(n), sim.queue_pending.get(n, {}), self.real[n]) for n in self.queues]
+        names = set(sim.capacity_total)
+        for _, u, p, _ in used:
+            names.update(u)
+            names.update(p)
+        splits, changed = [], False
+        for r in names:
+            # demand = allocated + pending (a resource missing from either is zero), capped at realCapability
+            stamp = tuple(min(u.get(r, 0.0) + p.get(r, 0.0), real.get(r, INF)) for _, u, p, real in used)
             last = self._split_of.get(r)
             if last is not None and last[0] == stamp:
-                share = last[1]
+                splits.append((r, last[1]))
+                continue
+            changed = True
+            caps = dict(zip(self.queues, stamp))
+            guar = {n: min(q.guarantee.get(r, 0.0), caps[n]) for n, q in self.queues.items()}
+            total = sim.capacity_total.get(r, INF)
+            if total == INF:
+                share = caps  # nothing to divide: every queue deserves what it asks, within its capability
             else:
-                guar = {n: min(q.guarantee.get(r, 0.0), caps[n]) for n, q in self.queues.items()}
-                total = sim.capacity_total.get(r, INF)
-                if total == INF:
-                    share = caps  # nothing to divide: every queue deserves what it asks, within its capability
-                else:
-                    extra = water_fill(max(0.0, total - sum(guar.values())), {n: caps[n] - guar[n] for n in caps},
-                                       weights)
-                    share = {n: guar[n] + extra[n] for n in caps}
-                self._split_of[r] = (stamp, share)
-            for n in self.queues:
-                self._deserved[n][r] = share[n]
+                extra = water_fill(max(0.0, total - sum(guar.values())), {n: caps[n] - guar[n] for n in caps},
+                                   weights)
+                share = {n: guar[n] + extra[n] for n in caps}
+            self._split_of[r] = (stamp, share)
+            splits.append((r, share))
+        if changed or self._split_names != names:
+            self._split_names = names
+            self._deserved = {n: {r: share[n] for r, share in splits} for n in self.queues}
 
     def _share(self, qname: str) -> float:
         """Volcano's queue share: the largest allocated / deserved over the deserved dimensions."""
@@ -265,8 +280,9 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self.compute_deserved()
 
     def _inqueue_usage(self) -> dict[str, dict[str, float]]:
-        """Per queue, the resources its Inqueue jobs' pending pods ask for (a fresh copy the caller may
-        change).  Summed in uid order, as a whole recount would; only queues whose jobs changed are recounted."""
+        """Per queue, the resources its Inqueue jobs' pending pods ask for (kept between passes: the caller
+        must not change it).  Summed in uid order, as a whole recount would; only queues whose jobs changed
+        are recounted."""
         for q in self._inq_dirty:
             acc: dict[str, float] = {}
             members = self._inq_members[q]
@@ -276,7 +292,7 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
                     add_into(acc, m.request.share, m.pending)
             self._inq_cache[q] = acc
         self._inq_dirty.clear()
-        return {q: dict(self._inq_cache[q]) for q in self.queues}
+        return self._inq_cache
 
     def _committed(self, inq: dict[str, dict[str, float]]) -> dict[str, float]:
         """What the overcommit plugin counts as taken: every queue's allocation plus its inqueue jobs' minima."""
@@ -319,18 +335,23 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         """The enqueue action: PodGroups whose minimum every plugin permits become Inqueue."""
         if "enqueue" not in self.actions:
             return
+        # Only buckets holding jobs not yet Inqueue have anything to enqueue: the pass's buckets among those,
+        # in enqueue order (sorted again only when the set of such buckets changed).
+        buckets = self.unqueued.buckets
+        if self._enqueue_keys[0] != buckets.keys():
+            self._enqueue_keys = (set(buckets), sorted(buckets, key=self._enqueue_order))
+        keys = self._enqueue_keys[1]
+        if not self.sim.full_pass:
+            queues = {k[0] for k in self.new_keys}
+            keys = [k for k in keys if k[0] in queues]
+        if not keys:
+            return
         inq = self._inqueue_usage()
         committed = self._committed(inq) if "overcommit" in self.cfg.plugins else None
         member = self.queue.member
-        # Only buckets holding jobs not yet Inqueue have anything to enqueue: the pass's buckets among those.
-        if self.sim.full_pass:
-            keys = list(self.unqueued.buckets)
-        else:
-            queues = {k[0] for k in self.new_keys}
-            keys = [k for k in self.unqueued.buckets if k[0] in queues]
         gate = _EnqueueGate(self, inq, committed)
         minima, idle = self._minima, gate.idle
-        for key in sorted(keys, key=self._enqueue_order):
+        for key in keys:
             # A bucket of plain jobs shares one minimum (kept by its key's id): when the cluster's overcommit
             # already rejects it, its head would be rejected too - the bucket is passed without looking it up.
             m = minima.get(id(key)) if committed is not None else None
@@ -344,7 +365,7 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
                     continue
                 if gate.blocked(wl, key):
                     break  # queue or cluster full for this shape: later ones are no smaller
-                self._join_inqueue(wl)
+                self._join_inqueue(wl, key)
                 gate.joined(wl)
 
     def score(self, wl: "Workload") -> tuple[str, str | None]:
@@ -366,7 +387,10 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         by_queue: dict[str, tuple[list, list]] = {}
         head_of = self.queue.head
         room: dict[str, tuple] = {}  # per queue: its allocation and bound as the session opens
+        inq_per_key = self._inq_per_key
         for key in self.pass_keys():
+            if gated and not inq_per_key.get(key):
+                continue  # no job of the bucket is Inqueue: its head is not either
             head = head_of(key)
             if head is None or (gated and head.uid not in self.inqueue):
                 continue  # an empty bucket is not scanned; a job not Inqueue is not allocated: it would fail at once
@@ -688,7 +712,7 @@ class _EnqueueGate:
 
     def __init__(self, policy: VolcanoScheduler, inq: dict[str, dict[str, float]],
                  committed: dict[str, float] | None) -> None:
-        self.policy, self.inq, self.committed = policy, inq, committed
+        self.policy, self.inq, self.committed = policy, dict(inq), committed  # a queue's entry is copied on change
         self.plugins = [p for p in policy.cfg.plugins if p in ("overcommit", "proportion", "capacity")]
         self.idle = scaled(policy.sim.capacity_total, policy.cfg.overcommit_factor)
         self.taken: dict[str, dict[str, float]] = {}
@@ -732,7 +756,7 @@ class _EnqueueGate:
     def joined(self, wl: "Workload") -> None:
         """``wl`` became Inqueue: its minimum now counts in its queue's and the cluster's inqueue."""
         minimum = self.policy._need(wl.group.floor() if wl.group is not None else [(wl, wl.min_member)])
-        add_into(self.inq[wl.queue], minimum)
+        self.inq[wl.queue] = add_into(dict(self.inq[wl.queue]), minimum)
         self.taken.pop(wl.queue, None)
         if self.committed is not None:
             add_into(self.committed, minimum)
