@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scheduler_core.cluster import GPU
-from scheduler_core.metrics import water_fill
+from scheduler_core.metrics import KeptWaterFill
 from scheduler_core.policies.base import QueuedPolicy
 from scheduler_core.policies.kai_reclaimable import (
     QueueShares,
@@ -79,6 +79,7 @@ class KaiScheduler(QueuedPolicy):
         # resource depends only on that demand: the cluster and the queues' configuration are fixed).
         self._split_of: dict[str, tuple] = {}
         self._share_cache: dict[tuple[str, str], dict[str, float]] = {}  # _shares' answers while the fair share holds
+        self._fills: dict[tuple, KeptWaterFill] = {}  # per resource and priority group: its split, kept (metrics)
         self._layouts: dict[tuple, tuple] = {}  # _layout's, by resource and the id of a list of siblings
 
     def _param(self, name: str, r: str) -> tuple[float, float, float]:
@@ -165,7 +166,8 @@ class KaiScheduler(QueuedPolicy):
         share = dict(base)
         for group, weights in groups:
             room = {n: max(0.0, caps[n] - share[n]) for n in group}
-            extra = water_fill(left, room, weights)
+            fill = self._fills.get((r, id(group))) or self._fills.setdefault((r, id(group)), KeptWaterFill())
+            extra = fill(left, room, weights)
             for n in group:
                 share[n] += extra[n]
             left -= sum(extra.values())

@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scheduler_core.cluster import GPU
-from scheduler_core.metrics import water_fill
+from scheduler_core.metrics import KeptWaterFill
 from scheduler_core.policies.base import QueuedPolicy, ShapeQueue
 from scheduler_core.policies.volcano_hierarchy import QueueHierarchy
 from scheduler_core.resources import EPS, INF, add_into, all_reached, any_above, exceeded, pods_within, quantity, scaled
@@ -82,6 +82,7 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self._inq_cache: dict[str, dict[str, float]] = {}
         self._inq_dirty: set[str] = set(self.queues)
         self._split_of: dict[str, tuple] = {}  # per resource: the caps last water-filled and their shares
+        self._fills: dict[str, KeptWaterFill] = {}  # per resource: its split, kept while no capped demand changes
         self._key_order: dict[int, tuple] = {}  # by the id of a bucket's key: keys are interned, kept for the run
         self._floors: dict[tuple, dict[str, float]] = {}  # a plain job's floor, by its key's id and bound pods
         self._placed = False  # whether the last allocate step placed pods
@@ -242,8 +243,8 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
             if total == INF:
                 share = caps  # nothing to divide: every queue deserves what it asks, within its capability
             else:
-                extra = water_fill(max(0.0, total - sum(guar.values())), {n: caps[n] - guar[n] for n in caps},
-                                   weights)
+                fill = self._fills.get(r) or self._fills.setdefault(r, KeptWaterFill())
+                extra = fill(max(0.0, total - sum(guar.values())), {n: caps[n] - guar[n] for n in caps}, weights)
                 share = {n: guar[n] + extra[n] for n in caps}
             self._split_of[r] = (stamp, share)
             splits.append((r, share))
