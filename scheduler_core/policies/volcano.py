@@ -41,6 +41,7 @@ from scheduler_core.cluster import GPU
 from scheduler_core.metrics import KeptWaterFill
 from scheduler_core.policies.base import QueuedPolicy, ShapeQueue
 from scheduler_core.policies.volcano_hierarchy import QueueHierarchy
+from scheduler_core.policies.volcano_inqueue import updated_usage
 from scheduler_core.resources import EPS, INF, add_into, all_reached, any_above, exceeded, pods_within, quantity, scaled
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -81,6 +82,8 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self._inq_members: dict[str, dict[int, "Workload"]] = {q: {} for q in self.queues}
         self._inq_cache: dict[str, dict[str, float]] = {}
         self._inq_dirty: set[str] = set(self.queues)
+        self._inq_counted: dict[str, dict[int, tuple]] = {}  # per queue: each job's (workload, pending pods) counted
+        self._inq_inexact: set[str] = set()  # queues recounted in uid order (a request not dyadic)
         self._split_of: dict[str, tuple] = {}  # per resource: the caps last water-filled and their shares
         self._fills: dict[str, KeptWaterFill] = {}  # per resource: its split, kept while no capped demand changes
         self._key_order: dict[int, tuple] = {}  # by the id of a bucket's key: keys are interned, kept for the run
@@ -283,8 +286,10 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
     def _inqueue_usage(self) -> dict[str, dict[str, float]]:
         """Per queue, the resources its Inqueue jobs' pending pods ask for (kept between passes: the caller
         must not change it).  Summed in uid order, as a whole recount would; only queues whose jobs changed
-        are recounted."""
+        are recounted, and only their jobs that changed while every quantity is dyadic (:meth:`_inq_update`)."""
         for q in self._inq_dirty:
+            if self._inq_update(q):
+                continue
             acc: dict[str, float] = {}
             members = self._inq_members[q]
             for uid in sorted(members):
@@ -294,6 +299,18 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
             self._inq_cache[q] = acc
         self._inq_dirty.clear()
         return self._inq_cache
+
+    def _inq_update(self, q: str) -> bool:
+        """Update queue ``q``'s kept inqueue usage from the jobs that changed (:mod:`volcano_inqueue`); False
+        once the queue holds a quantity an update may round (recount it in uid order)."""
+        if q in self._inq_inexact:
+            return False
+        acc = updated_usage(self._inq_cache.get(q, {}), self._inq_members[q], self._inq_counted.setdefault(q, {}))
+        if acc is None:
+            self._inq_inexact.add(q)
+            return False
+        self._inq_cache[q] = acc
+        return True
 
     def _committed(self, inq: dict[str, dict[str, float]]) -> dict[str, float]:
         """What the overcommit plugin counts as taken: every queue's allocation plus its inqueue jobs' minima."""
