@@ -70,9 +70,9 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self.proportion = "proportion" in self.plugins  # water-filled deserved, allocation up to it
         self.inqueue: set[int] = set()
         # The bucket each Inqueue job joined from and, per bucket, how many of its jobs are Inqueue: allocate
-        # passes a bucket with none without looking its head up.
-        self._inq_key: dict[int, tuple] = {}
-        self._inq_per_key: dict[tuple, int] = {}
+        # passes a bucket with none without looking its head up (buckets by the id of their interned key).
+        self._inq_key: dict[int, int] = {}
+        self._inq_per_key: dict[int, int] = {}
         self._enqueue_keys: tuple = (None, [])  # the buckets holding jobs not yet Inqueue, and in enqueue order
         self._by_uid: dict[int, "Workload"] = {}
         # Incremental passes (issue 34): the jobs of each bucket not yet Inqueue, in the bucket's FIFO
@@ -86,6 +86,7 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self._inq_inexact: set[str] = set()  # queues recounted in uid order (a request not dyadic)
         self._split_of: dict[str, tuple] = {}  # per resource: the caps last water-filled and their shares
         self._fills: dict[str, KeptWaterFill] = {}  # per resource: its split, kept while no capped demand changes
+        self._guaranteed = any(q.guarantee for q in self.queues.values())
         self._key_order: dict[int, tuple] = {}  # by the id of a bucket's key: keys are interned, kept for the run
         self._floors: dict[tuple, dict[str, float]] = {}  # a plain job's floor, by its key's id and bound pods
         self._placed = False  # whether the last allocate step placed pods
@@ -140,7 +141,7 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self._leave_inqueue(wl)
 
     def _join_inqueue(self, wl: "Workload", key=None) -> None:
-        key = self.queue.canonical.setdefault(self.key(wl), self.key(wl)) if key is None else key
+        key = id(self.queue.canonical.setdefault(self.key(wl), self.key(wl)) if key is None else key)
         self._inq_key[wl.uid] = key
         self._inq_per_key[key] = self._inq_per_key.get(key, 0) + 1
         self.inqueue.add(wl.uid)
@@ -241,14 +242,17 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
                 continue
             changed = True
             caps = dict(zip(self.queues, stamp))
-            guar = {n: min(q.guarantee.get(r, 0.0), caps[n]) for n, q in self.queues.items()}
             total = sim.capacity_total.get(r, INF)
             if total == INF:
                 share = caps  # nothing to divide: every queue deserves what it asks, within its capability
-            else:
+            elif self._guaranteed or min(stamp) < 0:
+                guar = {n: min(q.guarantee.get(r, 0.0), caps[n]) for n, q in self.queues.items()}
                 fill = self._fills.get(r) or self._fills.setdefault(r, KeptWaterFill())
                 extra = fill(max(0.0, total - sum(guar.values())), {n: caps[n] - guar[n] for n in caps}, weights)
                 share = {n: guar[n] + extra[n] for n in caps}
+            else:  # no guarantee: each is 0.0 (caps >= 0), so the same figures without adding or taking it off
+                fill = self._fills.get(r) or self._fills.setdefault(r, KeptWaterFill())
+                share = fill(max(0.0, total), caps, weights)
             self._split_of[r] = (stamp, share)
             splits.append((r, share))
         if changed or self._split_names != names:
@@ -356,8 +360,9 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         # Only buckets holding jobs not yet Inqueue have anything to enqueue: the pass's buckets among those,
         # in enqueue order (sorted again only when the set of such buckets changed).
         buckets = self.unqueued.buckets
-        if self._enqueue_keys[0] != buckets.keys():
-            self._enqueue_keys = (set(buckets), sorted(buckets, key=self._enqueue_order))
+        ids = tuple(map(id, buckets))  # keys are interned: the same ids, the same buckets (no key is hashed)
+        if self._enqueue_keys[0] != ids:
+            self._enqueue_keys = (ids, sorted(buckets, key=self._enqueue_order))
         keys = self._enqueue_keys[1]
         if not self.sim.full_pass:
             queues = {k[0] for k in self.new_keys}
@@ -407,7 +412,7 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         room: dict[str, tuple] = {}  # per queue: its allocation and bound as the session opens
         inq_per_key = self._inq_per_key
         for key in self.pass_keys():
-            if gated and not inq_per_key.get(key):
+            if gated and not inq_per_key.get(id(key)):
                 continue  # no job of the bucket is Inqueue: its head is not either
             head = head_of(key)
             if head is None or (gated and head.uid not in self.inqueue):
