@@ -284,9 +284,42 @@ def jain(values: list[float]) -> float | None:
     return sum(xs) ** 2 / (len(xs) * sq)
 
 
+INF = float("inf")
+
+
 def water_fill(capacity: float, demands: dict[str, float], weights: dict[str, float]) -> dict[str, float]:
     """Weighted max-min fair split of ``capacity`` capped by each demand (deterministic order)."""
+    return _water_fill(capacity, demands, weights)[0]
+
+
+class KeptWaterFill:
+    """:func:`water_fill` that keeps its last split: a call whose capacity and weights are the last call's
+    and whose demands differ only for entries that were never capped (their share is below their demand),
+    each still above what the split gave it, returns the same split without recomputing it.  Exact: such
+    an entry takes ``min(room, give)`` = ``give`` every round either way, so every figure of the split is
+    the same float (a queue of a backlogged tenant whose demand grows is the common case)."""
+
+    def __init__(self) -> None:
+        self._last: tuple | None = None  # capacity, weights, demands, split, per entry the demand it is free above
+
+    def __call__(self, capacity: float, demands: dict[str, float], weights: dict[str, float]) -> dict[str, float]:
+        last = self._last
+        if last is not None and last[0] == capacity and last[1] == weights and last[2].keys() == demands.keys():
+            old, free = last[2], last[4]
+            if all(d == old[k] or d >= free.get(k, INF) for k, d in demands.items()):
+                return dict(last[3])
+        alloc, open_ = _water_fill(capacity, demands, weights)
+        # An entry never capped took its full give every round: any demand at least its share plus the loop's
+        # 1e-12 (with a relative margin for rounding) leaves every round's arithmetic unchanged.
+        free = {k: (alloc[k] + 2e-12) * (1.0 + 2.0 ** -40) for k in open_}
+        self._last = (capacity, dict(weights), dict(demands), dict(alloc), free)
+        return alloc
+
+
+def _water_fill(capacity: float, demands: dict[str, float], weights: dict[str, float]) -> tuple[dict[str, float], list]:
+    """The split and the entries never capped (each round gave them their full give, below their room)."""
     alloc = {k: 0.0 for k in demands}
+    capped: set[str] = set()
     active = [k for k in sorted(demands) if demands[k] > 1e-12]
     remaining = capacity
     while active and remaining > 1e-12:
@@ -297,6 +330,8 @@ def water_fill(capacity: float, demands: dict[str, float], weights: dict[str, fl
         for k in active:
             room = demands[k] - alloc[k]
             g = min(room, give[k])
+            if room < give[k]:
+                capped.add(k)
             alloc[k] += g
             used += g
             if demands[k] - alloc[k] > 1e-12:
@@ -305,4 +340,4 @@ def water_fill(capacity: float, demands: dict[str, float], weights: dict[str, fl
         if len(nxt) == len(active):
             break
         active = nxt
-    return alloc
+    return alloc, [k for k in active if k not in capped]

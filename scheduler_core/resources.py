@@ -85,3 +85,11 @@ def quantity(r: str, x: float) -> str:
     """``x`` of resource ``r`` as messages print it (memory in GiB)."""
     text = str(int(round(x))) if abs(x - round(x)) < 1e-6 else f"{x:g}"
     return text + ("Gi" if r == MEMORY else "")
+
+
+def exceeds_any(used: dict[str, float], need: dict[str, float], bound: dict[str, float]) -> bool:
+    """Whether :func:`~scheduler_core.resources.exceeded` would name any resource."""
+    for r, a in need.items():
+        if a > 0 and used.get(r, 0.0) + a > bound.get(r, INF) + EPS:
+            return True
+    return False

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scheduler_core.cluster import GPU
-from scheduler_core.metrics import water_fill
+from scheduler_core.metrics import KeptWaterFill
 from scheduler_core.policies.base import QueuedPolicy
 from scheduler_core.policies.kai_reclaimable import (
     QueueShares,
@@ -72,10 +72,14 @@ class KaiScheduler(QueuedPolicy):
             self.children.setdefault(q.parent, []).append(q.name)
         self.leaves = [q.name for q in self.cfg.queues if q.name not in self.children]
         self._fair: dict[str, dict[str, float]] = {q: {} for q in self.qspec}
-        self._leaf_demand: dict[str, dict[str, float]] | None = None  # this session's, not yet divided
+        self._leaf_demand = False  # whether this session's demand is still to be read (and divided)
         self._params: dict[tuple[str, str], tuple[float, float, float]] = {}
         self._non_preemptible: dict[str, dict[str, float]] | None = None
-        self._fair_input: tuple | None = None
+        # Per resource: the leaves' demand last divided and every queue's fair share of it (the division of a
+        # resource depends only on that demand: the cluster and the queues' configuration are fixed).
+        self._split_of: dict[str, tuple] = {}
+        self._share_cache: dict[tuple[str, str], dict[str, float]] = {}  # _shares' answers while the fair share holds
+        self._fills: dict[tuple, KeptWaterFill] = {}  # per resource and priority group: its split, kept (metrics)
         self._layouts: dict[tuple, tuple] = {}  # _layout's, by resource and the id of a list of siblings
 
     def _param(self, name: str, r: str) -> tuple[float, float, float]:
@@ -91,40 +95,48 @@ class KaiScheduler(QueuedPolicy):
     def compute_fair_share(self) -> None:
         """Take the leaves' demand (allocation plus pending pods) for this session; the fair share follows
         from it when first read (:attr:`fair`) - many sessions read none of it."""
-        sim = self.sim
-        self._leaf_demand = {q: add_into(dict(sim.queue_usage.get(q, {})), sim.queue_pending.get(q, {}))
-                             for q in self.leaves}
+        self._leaf_demand = True
 
     @property
     def fair(self) -> dict[str, dict[str, float]]:
         """Per queue and resource, the fair share of this session's demand."""
-        if self._leaf_demand is not None:
-            leaf, self._leaf_demand = self._leaf_demand, None
-            self._divide(leaf)
+        if self._leaf_demand:
+            self._leaf_demand = False
+            self._divide()
         return self._fair
 
-    def _divide(self, leaf: dict[str, dict[str, float]]) -> None:
+    def _divide(self) -> None:
+        """Divide each resource whose leaf demand (allocation plus pending pods) changed since it was last
+        divided; the fair share is rebuilt only when some resource's division changed."""
         sim = self.sim
-        # The division depends only on the leaves' demand: unchanged since the last pass, so is the fair share.
-        stamp = tuple((q, tuple(sorted(d.items()))) for q, d in leaf.items())
-        if stamp == self._fair_input:
-            return
-        self._fair_input = stamp
-        self._fair = {q: {} for q in self.qspec}
+        leaf = [(q, sim.queue_usage.get(q, {}), sim.queue_pending.get(q, {})) for q in self.leaves]
+        fresh: dict[str, dict[str, float]] | None = None
         for r in DIMENSIONS:
-            demand: dict[str, float] = {}
+            stamp = tuple(u.get(r, 0.0) + p.get(r, 0.0) for _, u, p in leaf)  # a missing resource is zero
+            last = self._split_of.get(r)
+            if last is not None and last[0] == stamp:
+                continue
+            if fresh is None:
+                fresh = {q: {} for q in self.qspec}
+            demand: dict[str, float] = dict(zip(self.leaves, stamp))
 
             def dem(name: str) -> float:
-                if name in leaf:
-                    demand[name] = leaf[name].get(r, 0.0)
-                else:
+                if name not in demand:
                     demand[name] = sum(dem(c) for c in self.children.get(name, []))
                 return demand[name]
 
             roots = self.children[None]  # the scenario's checks refuse a queue tree without a root (a cycle)
             for root in roots:
                 dem(root)
-            self._split(r, demand, roots, sim.capacity_total.get(r, INF))
+            self._split(r, demand, roots, sim.capacity_total.get(r, INF), fresh)
+            self._split_of[r] = (stamp, {q: fresh[q][r] for q in self.qspec if r in fresh[q]})
+        if fresh is None:
+            return  # every resource's leaf demand as last divided: the same fair share
+        for r in DIMENSIONS:  # every queue's shares in the resources' order, the unchanged ones as last divided
+            for q, x in self._split_of[r][1].items():
+                fresh[q][r] = x
+        self._fair = {q: {r: fresh[q][r] for r in DIMENSIONS if r in fresh[q]} for q in self.qspec}
+        self._share_cache.clear()
 
     def _layout(self, r: str, names: list[str]) -> tuple[list, list]:
         """Per resource and list of siblings (configuration: worked out once): each queue's (name, quota,
@@ -139,7 +151,8 @@ class KaiScheduler(QueuedPolicy):
             got = self._layouts[(r, id(names))] = (params, groups)
         return got
 
-    def _split(self, r: str, demand: dict[str, float], names: list[str], capacity: float) -> None:
+    def _split(self, r: str, demand: dict[str, float], names: list[str], capacity: float,
+               fair: dict[str, dict[str, float]]) -> None:
         caps, base = {}, {}
         params, groups = self._layout(r, names)
         for n, quota, limit in params:
@@ -153,16 +166,17 @@ class KaiScheduler(QueuedPolicy):
         share = dict(base)
         for group, weights in groups:
             room = {n: max(0.0, caps[n] - share[n]) for n in group}
-            extra = water_fill(left, room, weights)
+            fill = self._fills.get((r, id(group))) or self._fills.setdefault((r, id(group)), KeptWaterFill())
+            extra = fill(left, room, weights)
             for n in group:
                 share[n] += extra[n]
             left -= sum(extra.values())
             if left <= 1e-12:
                 break
         for n in names:
-            self._fair[n][r] = share[n]
+            fair[n][r] = share[n]
             if n in self.children:
-                self._split(r, demand, self.children[n], share[n])
+                self._split(r, demand, self.children[n], share[n], fair)
 
     def _saturation(self, q: str) -> float:
         return dominant_share(self._subtree_alloc(q), self.fair.get(q, {}))
@@ -327,9 +341,10 @@ class KaiScheduler(QueuedPolicy):
                 # a queue's allocation as KAI's session sees it: a releasing (terminating) pod counts in none,
                 # so victims chosen in an earlier pass have left their queue already
                 usage = {q: sim.queue_allocated(q) for q in sim.queue_usage}
+            fair = self.fair
+            above = {q: any_above(usage.get(q, {}), fair.get(q, {})) for q in {v.queue for v in running.values()}}
             candidates = [v for v in running.values()
-                          if v.queue != wl.queue and v.priority < PREEMPTIBLE_BELOW
-                          and any_above(usage.get(v.queue, {}), self.fair.get(v.queue, {}))]
+                          if v.queue != wl.queue and v.priority < PREEMPTIBLE_BELOW and above[v.queue]]
             min_runtime = self.cfg.min_guaranteed_runtime
             victims = [v for v in candidates if v.first_start is None or sim.now - v.first_start >= min_runtime]
             # the most saturated queue first, then the lowest priority, then the newest: a job whose pods are
@@ -519,14 +534,19 @@ class KaiScheduler(QueuedPolicy):
                                         self.cfg.reclaimer_saturation_multiplier)
 
     def _shares(self, q: str, which: str) -> dict[str, float]:
-        """A queue's deserved quota (-1 unlimited: infinite) or allocatable share per resource."""
-        out = {}
+        """A queue's deserved quota (-1 unlimited: infinite) or allocatable share per resource (kept while the
+        fair share holds: callers must not change it)."""
+        fair = self.fair  # divides first when the session's demand is still to be read, which clears the cache
+        got = self._share_cache.get((q, which))
+        if got is not None:
+            return got
+        out = self._share_cache[(q, which)] = {}
         for r in KAI_ORDER:
             quota, _, limit = self._param(q, r)
             if which == "deserved":
                 out[r] = INF if quota < 0 else quota
             else:
-                out[r] = allocatable_share(quota, self.fair[q].get(r, 0.0), limit)
+                out[r] = allocatable_share(quota, fair[q].get(r, 0.0), limit)
         return out
 
     # -- explanation ----------------------------------------------------------------

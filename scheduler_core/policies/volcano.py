@@ -38,11 +38,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scheduler_core.cluster import GPU
-from scheduler_core.metrics import water_fill
+from scheduler_core.metrics import KeptWaterFill
 from scheduler_core.policies import volcano_backfill
 from scheduler_core.policies.base import QueuedPolicy, ShapeQueue
 from scheduler_core.policies.volcano_hierarchy import QueueHierarchy
-from scheduler_core.resources import EPS, INF, add_into, all_reached, any_above, exceeded, pods_within, quantity, scaled
+from scheduler_core.policies.volcano_inqueue import EnqueueGate, updated_usage
+from scheduler_core.resources import EPS, INF, add_into, exceeds_any, all_reached, any_above, exceeded, pods_within, quantity, scaled
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
@@ -69,6 +70,11 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self.capacity = "capacity" in self.plugins  # configured deserved, allocation up to realCapability
         self.proportion = "proportion" in self.plugins  # water-filled deserved, allocation up to it
         self.inqueue: set[int] = set()
+        # The bucket each Inqueue job joined from and, per bucket, how many of its jobs are Inqueue: allocate
+        # passes a bucket with none without looking its head up (buckets by the id of their interned key).
+        self._inq_key: dict[int, int] = {}
+        self._inq_per_key: dict[int, int] = {}
+        self._enqueue_keys: tuple = (None, [])  # the buckets holding jobs not yet Inqueue, and in enqueue order
         self._by_uid: dict[int, "Workload"] = {}
         # Incremental passes (issue 34): the jobs of each bucket not yet Inqueue, in the bucket's FIFO
         # order, so that enqueue never walks the Inqueue backlog; per queue, the Inqueue jobs and the
@@ -77,8 +83,11 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self._inq_members: dict[str, dict[int, "Workload"]] = {q: {} for q in self.queues}
         self._inq_cache: dict[str, dict[str, float]] = {}
         self._inq_dirty: set[str] = set(self.queues)
-        self._deserved_input: tuple | None = None
+        self._inq_counted: dict[str, dict[int, tuple]] = {}  # per queue: each job's (workload, pending pods) counted
+        self._inq_inexact: set[str] = set()  # queues recounted in uid order (a request not dyadic)
         self._split_of: dict[str, tuple] = {}  # per resource: the caps last water-filled and their shares
+        self._fills: dict[str, KeptWaterFill] = {}  # per resource: its split, kept while no capped demand changes
+        self._guaranteed = any(q.guarantee for q in self.queues.values())
         self._key_order: dict[int, tuple] = {}  # by the id of a bucket's key: keys are interned, kept for the run
         self._floors: dict[tuple, dict[str, float]] = {}  # a plain job's floor, by its key's id and bound pods
         self._placed = False  # whether the last allocate step placed pods
@@ -92,8 +101,9 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self.real = self._hierarchical_real() if self.hierarchy else \
             {n: self._real_capability(q) for n, q in self.queues.items()}
         self._weights = {n: float(q.weight) for n, q in self.queues.items()}
-        self._demand: dict[str, dict[str, float]] | None = None  # this session's demand, not yet water-filled
+        self._demand = False  # whether this session's demand is still to be read (and water-filled)
         self._deserved: dict[str, dict[str, float]] = {q: {} for q in self.queues}
+        self._split_names: set[str] | None = None  # the resources deserved was last built for
 
     # -- PodGroups with task roles: the group's first role stands for it in the queue ----------------
     def key(self, wl: "Workload"):
@@ -131,7 +141,10 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self.unqueued.remove(wl)
         self._leave_inqueue(wl)
 
-    def _join_inqueue(self, wl: "Workload") -> None:
+    def _join_inqueue(self, wl: "Workload", key=None) -> None:
+        key = id(self.queue.canonical.setdefault(self.key(wl), self.key(wl)) if key is None else key)
+        self._inq_key[wl.uid] = key
+        self._inq_per_key[key] = self._inq_per_key.get(key, 0) + 1
         self.inqueue.add(wl.uid)
         self._by_uid[wl.uid] = wl
         self._inq_members[wl.queue][wl.uid] = wl
@@ -139,6 +152,9 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self.unqueued.remove(wl)
 
     def _leave_inqueue(self, wl: "Workload") -> None:
+        key = self._inq_key.pop(wl.uid, None)
+        if key is not None:
+            self._inq_per_key[key] -= 1
         self.inqueue.discard(wl.uid)
         self._by_uid.pop(wl.uid, None)
         self._inq_members[wl.queue].pop(wl.uid, None)
@@ -191,51 +207,58 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
                     d[r] = max(d.get(r, 0.0), g)
                 self._deserved[n] = d
             return
-        sim = self.sim
-        self._demand = {n: add_into(dict(self._used(n)), sim.queue_pending.get(n, {})) for n in self.queues}
+        self._demand = True
 
     @property
     def deserved(self) -> dict[str, dict[str, float]]:
         """proportion: the weighted water-filling of the session's demand (the queues' allocation plus their
         pending pods), recomputed only when the demand changed - many sessions read none of it."""
-        demand = self._demand
-        if demand is not None:
-            self._demand = None
-            # The water-filling depends only on the queues' demand: unchanged since it was done, so is deserved.
-            stamp = tuple((n, tuple(sorted(d.items()))) for n, d in demand.items())
-            if stamp != self._deserved_input:
-                self._deserved_input = stamp
-                self._water_fill(demand)
+        if self._demand:
+            self._demand = False
+            self._water_fill()
         return self._deserved
 
     @deserved.setter
     def deserved(self, value: dict[str, dict[str, float]]) -> None:
-        self._demand, self._deserved = None, value
+        self._demand, self._deserved = False, value
 
-    def _water_fill(self, demand: dict[str, dict[str, float]]) -> None:
+    def _water_fill(self) -> None:
+        """Deserved per resource from each queue's demand (allocated + pending, within realCapability).  A
+        resource's split depends only on those caps (the cluster, guarantees and weights are fixed): the same
+        caps as when it was last split, the same shares - deserved is rebuilt only when some split changed."""
         sim = self.sim
         weights = self._weights
-        self._deserved = {n: {} for n in self.queues}
-        for r in set(sim.capacity_total).union(*demand.values()):
-            caps = {n: min(demand[n].get(r, 0.0), self.real[n].get(r, INF)) for n in self.queues}
-            # A resource's split depends only on its caps (the cluster, guarantees and weights are fixed): the
-            # same caps as when it was last split, the same shares (a job's arrival often leaves them capped).
-            stamp = tuple(caps.values())
+        used = [(n, self._used(n), sim.queue_pending.get(n, {}), self.real[n]) for n in self.queues]
+        names = set(sim.capacity_total)
+        for _, u, p, _ in used:
+            names.update(u)
+            names.update(p)
+        splits, changed = [], False
+        for r in names:
+            # demand = allocated + pending (a resource missing from either is zero), capped at realCapability
+            stamp = tuple(min(u.get(r, 0.0) + p.get(r, 0.0), real.get(r, INF)) for _, u, p, real in used)
             last = self._split_of.get(r)
             if last is not None and last[0] == stamp:
-                share = last[1]
-            else:
+                splits.append((r, last[1]))
+                continue
+            changed = True
+            caps = dict(zip(self.queues, stamp))
+            total = sim.capacity_total.get(r, INF)
+            if total == INF:
+                share = caps  # nothing to divide: every queue deserves what it asks, within its capability
+            elif self._guaranteed or min(stamp) < 0:
                 guar = {n: min(q.guarantee.get(r, 0.0), caps[n]) for n, q in self.queues.items()}
-                total = sim.capacity_total.get(r, INF)
-                if total == INF:
-                    share = caps  # nothing to divide: every queue deserves what it asks, within its capability
-                else:
-                    extra = water_fill(max(0.0, total - sum(guar.values())), {n: caps[n] - guar[n] for n in caps},
-                                       weights)
-                    share = {n: guar[n] + extra[n] for n in caps}
-                self._split_of[r] = (stamp, share)
-            for n in self.queues:
-                self._deserved[n][r] = share[n]
+                fill = self._fills.get(r) or self._fills.setdefault(r, KeptWaterFill())
+                extra = fill(max(0.0, total - sum(guar.values())), {n: caps[n] - guar[n] for n in caps}, weights)
+                share = {n: guar[n] + extra[n] for n in caps}
+            else:  # no guarantee: each is 0.0 (caps >= 0), so the same figures without adding or taking it off
+                fill = self._fills.get(r) or self._fills.setdefault(r, KeptWaterFill())
+                share = fill(max(0.0, total), caps, weights)
+            self._split_of[r] = (stamp, share)
+            splits.append((r, share))
+        if changed or self._split_names != names:
+            self._split_names = names
+            self._deserved = {n: {r: share[n] for r, share in splits} for n in self.queues}
 
     def _share(self, qname: str) -> float:
         """Volcano's queue share: the largest allocated / deserved over the deserved dimensions."""
@@ -266,9 +289,12 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         self.compute_deserved()
 
     def _inqueue_usage(self) -> dict[str, dict[str, float]]:
-        """Per queue, the resources its Inqueue jobs' pending pods ask for (a fresh copy the caller may
-        change).  Summed in uid order, as a whole recount would; only queues whose jobs changed are recounted."""
+        """Per queue, the resources its Inqueue jobs' pending pods ask for (kept between passes: the caller
+        must not change it).  Summed in uid order, as a whole recount would; only queues whose jobs changed
+        are recounted, and only their jobs that changed while every quantity is dyadic (:meth:`_inq_update`)."""
         for q in self._inq_dirty:
+            if self._inq_update(q):
+                continue
             acc: dict[str, float] = {}
             members = self._inq_members[q]
             for uid in sorted(members):
@@ -277,7 +303,19 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
                     add_into(acc, m.request.share, m.pending)
             self._inq_cache[q] = acc
         self._inq_dirty.clear()
-        return {q: dict(self._inq_cache[q]) for q in self.queues}
+        return self._inq_cache
+
+    def _inq_update(self, q: str) -> bool:
+        """Update queue ``q``'s kept inqueue usage from the jobs that changed (:mod:`volcano_inqueue`); False
+        once the queue holds a quantity an update may round (recount it in uid order)."""
+        if q in self._inq_inexact:
+            return False
+        acc = updated_usage(self._inq_cache.get(q, {}), self._inq_members[q], self._inq_counted.setdefault(q, {}))
+        if acc is None:
+            self._inq_inexact.add(q)
+            return False
+        self._inq_cache[q] = acc
+        return True
 
     def _committed(self, inq: dict[str, dict[str, float]]) -> dict[str, float]:
         """What the overcommit plugin counts as taken: every queue's allocation plus its inqueue jobs' minima."""
@@ -320,22 +358,28 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         """The enqueue action: PodGroups whose minimum every plugin permits become Inqueue."""
         if "enqueue" not in self.actions:
             return
+        # Only buckets holding jobs not yet Inqueue have anything to enqueue: the pass's buckets among those,
+        # in enqueue order (sorted again only when the set of such buckets changed).
+        buckets = self.unqueued.buckets
+        ids = tuple(map(id, buckets))  # keys are interned: the same ids, the same buckets (no key is hashed)
+        if self._enqueue_keys[0] != ids:
+            self._enqueue_keys = (ids, sorted(buckets, key=self._enqueue_order))
+        keys = self._enqueue_keys[1]
+        if not self.sim.full_pass:
+            queues = {k[0] for k in self.new_keys}
+            keys = [k for k in keys if k[0] in queues]
+        if not keys:
+            return
         inq = self._inqueue_usage()
         committed = self._committed(inq) if "overcommit" in self.cfg.plugins else None
         member = self.queue.member
-        # Only buckets holding jobs not yet Inqueue have anything to enqueue: the pass's buckets among those.
-        if self.sim.full_pass:
-            keys = list(self.unqueued.buckets)
-        else:
-            queues = {k[0] for k in self.new_keys}
-            keys = [k for k in self.unqueued.buckets if k[0] in queues]
-        gate = _EnqueueGate(self, inq, committed)
+        gate = EnqueueGate(self, inq, committed)
         minima, idle = self._minima, gate.idle
-        for key in sorted(keys, key=self._enqueue_order):
+        for key in keys:
             # A bucket of plain jobs shares one minimum (kept by its key's id): when the cluster's overcommit
             # already rejects it, its head would be rejected too - the bucket is passed without looking it up.
             m = minima.get(id(key)) if committed is not None else None
-            if m is not None and _exceeds(committed, m, idle):
+            if m is not None and exceeds_any(committed, m, idle):
                 continue
             # The bucket's jobs not yet Inqueue, in its FIFO order (the Inqueue ones are skipped as before).
             while (wl := self.unqueued.head(key)) is not None:
@@ -345,7 +389,7 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
                     continue
                 if gate.blocked(wl, key):
                     break  # queue or cluster full for this shape: later ones are no smaller
-                self._join_inqueue(wl)
+                self._join_inqueue(wl, key)
                 gate.joined(wl)
 
     def score(self, wl: "Workload") -> tuple[str, str | None]:
@@ -374,7 +418,10 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         by_queue: dict[str, tuple[list, list]] = {}
         head_of = self.queue.head
         room: dict[str, tuple] = {}  # per queue: its allocation and bound as the session opens
+        inq_per_key = self._inq_per_key
         for key in self.pass_keys():
+            if gated and not inq_per_key.get(id(key)):
+                continue  # no job of the bucket is Inqueue: its head is not either
             head = head_of(key)
             if head is None or (gated and head.uid not in self.inqueue) or volcano_backfill.best_effort(head):
                 continue  # an empty bucket is not scanned; a job not Inqueue is not allocated: it would fail at once;
@@ -385,7 +432,7 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
                 used_bound = room.get(key[0])
                 if used_bound is None:
                     used_bound = room[key[0]] = (self._used(key[0]), self._bound(key[0]))
-                if used_bound[1] is not None and _exceeds(used_bound[0], self._plain_floor(head, key), used_bound[1]):
+                if used_bound[1] is not None and exceeds_any(used_bound[0], self._plain_floor(head, key), used_bound[1]):
                     continue
             keys, heads = by_queue.setdefault(key[0], ([], []))
             keys.append(key)
@@ -420,7 +467,7 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
         bound = self._bound(qname)
         if bound is not None:
             floor = self._floor(wl) if wl.group is not None else self._plain_floor(wl, key)
-            if _exceeds(self._used(qname), floor, bound):
+            if exceeds_any(self._used(qname), floor, bound):
                 scan.fail(key)  # its tasks would not all be allocatable within the queue's bound
                 return True
         if wl.group is not None:
@@ -690,70 +737,3 @@ class VolcanoScheduler(QueueHierarchy, QueuedPolicy):
             origin = sim.unschedulable(m, siblings_fill=True, wording="unavailable")
             msg += f". Origin reason is {m.name}-{len(m.pods) + k}: {origin}"
         return msg
-
-
-class _EnqueueGate:
-    """One enqueue action's JobEnqueueable check as a yes/no (the same comparisons as
-    :meth:`VolcanoScheduler._enqueue_rejection`, without wording a rejection nobody reads): the cluster's
-    overcommitted size computed once, a queue's allocated + inqueue once until a job joins it, and a
-    plain job's minimum once per bucket for the run (its request and minMember are part of the bucket's
-    key, an interned object the queues keep: its id names it)."""
-
-    def __init__(self, policy: VolcanoScheduler, inq: dict[str, dict[str, float]],
-                 committed: dict[str, float] | None) -> None:
-        self.policy, self.inq, self.committed = policy, inq, committed
-        self.plugins = [p for p in policy.cfg.plugins if p in ("overcommit", "proportion", "capacity")]
-        self.idle = scaled(policy.sim.capacity_total, policy.cfg.overcommit_factor)
-        self.taken: dict[str, dict[str, float]] = {}
-        self.minima = policy._minima
-
-    def minimum(self, wl: "Workload", key) -> dict[str, float]:
-        if wl.group is not None:
-            return self.policy._need(wl.group.floor())
-        m = self.minima.get(id(key))
-        if m is None:
-            m = self.minima[id(key)] = scaled(wl.request.share, wl.min_member)
-        return m
-
-    def blocked(self, wl: "Workload", key) -> bool:
-        if self.policy.hierarchy:  # an ancestor's room depends on every queue below it: no per-queue caches
-            return self.policy._enqueue_rejection(wl, self.inq, self.committed) is not None
-        q = wl.queue
-        minimum = self.minimum(wl, key)
-        # The cluster-wide overcommit check first (a yes/no: the plugins' order only picks the words): with a
-        # backlog it rejects most heads, before their queue's allocated + inqueue is even added up.
-        if self.committed is not None and _exceeds(self.committed, minimum, self.idle):
-            return True
-        taken = self.taken.get(q)
-        if taken is None:
-            taken = self.taken[q] = add_into(dict(self.policy._used(q)), self.inq[q])
-        plain = wl.group is None
-        if plain:  # a plain job's minimum is its bucket's: rejected against equal inputs, rejected again
-            last = self.policy._rejected.get(id(key))
-            if last is not None and last[1] == taken and last[0] == self.committed:
-                return True
-        for plugin in self.plugins:
-            if plugin == "overcommit":
-                continue  # passed above
-            if not _exceeds(taken, minimum, self.policy.real[q]):  # proportion or capacity
-                continue
-            if plain:
-                self.policy._rejected[id(key)] = (None if self.committed is None else dict(self.committed), dict(taken))
-            return True
-        return False
-
-    def joined(self, wl: "Workload") -> None:
-        """``wl`` became Inqueue: its minimum now counts in its queue's and the cluster's inqueue."""
-        minimum = self.policy._need(wl.group.floor() if wl.group is not None else [(wl, wl.min_member)])
-        add_into(self.inq[wl.queue], minimum)
-        self.taken.pop(wl.queue, None)
-        if self.committed is not None:
-            add_into(self.committed, minimum)
-
-
-def _exceeds(used: dict[str, float], need: dict[str, float], bound: dict[str, float]) -> bool:
-    """Whether :func:`~scheduler_core.resources.exceeded` would name any resource."""
-    for r, a in need.items():
-        if a > 0 and used.get(r, 0.0) + a > bound.get(r, INF) + EPS:
-            return True
-    return False

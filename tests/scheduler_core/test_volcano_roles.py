@@ -196,6 +196,7 @@ def test_a_podgroup_leaves_the_queues_inqueue_reservation_once_every_role_has_fi
     policy = VolcanoScheduler.__new__(VolcanoScheduler)  # only its queue and inqueue bookkeeping are read
     policy.queue, policy.inqueue, policy._by_uid = ShapeQueue(), {1}, {1: master}
     policy.unqueued, policy._inq_members, policy._inq_dirty = ShapeQueue(), {"q": {1: master}}, set()
+    policy._inq_key, policy._inq_per_key = {1: 7}, {7: 1}
     policy.on_finish(worker)
     assert (policy.inqueue == set()) is released and (policy._by_uid == {}) is released
 
