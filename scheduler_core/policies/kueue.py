@@ -61,6 +61,7 @@ from scheduler_core.events import Priority
 from scheduler_core.policies.base import ControlPlanePolicy
 from scheduler_core.policies.cluster_queue import EPS, INF, ClusterQueueState
 from scheduler_core.policies.kueue_cohorts import CohortTree
+from scheduler_core.policies.kueue_failures import FailureProofs
 from scheduler_core.policies.kueue_preemption import KueuePreemptor
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -75,7 +76,7 @@ HUMAN_REASON = {
 }
 
 
-class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
+class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
     """Extension points: admit (the admission pass: flavors, preemption, partial admission, TAS), end_pass;
     queue_order is kube-scheduler's within each ClusterQueue."""
 
@@ -110,6 +111,10 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         # from the usage alone may be kept while it stands (the preemption search's borrowing CQs).
         self.usage_generation = 0
         self._borrowers: dict[tuple, tuple[int, set[str]]] = {}
+        # Per ClusterQueue, bumped with its own usage (and so its admitted workloads): a failed head's proof
+        # (``_prove_failure``) holds while it stands.
+        self.cq_generation = {name: 0 for name in self.cqs}
+        self._fail_proofs: dict[tuple, tuple] = {}
 
     # -- API used by the simulator ------------------------------------------------
     def cq_of(self, wl: "Workload") -> ClusterQueueState:
@@ -345,6 +350,7 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
 
     def _charge_part(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], sign: float) -> None:
         self.usage_generation += 1
+        self.cq_generation[cq.name] += 1
         if self.tree is not None:
             self.tree.changed()
         for r, a in need.items():
@@ -461,8 +467,12 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         strict = cq.spec.queueing_strategy == "StrictFIFO"
         # BestEffortFIFO passes a failed shape by: leave it out of the scan.  StrictFIFO stops at it.
         keys = None if strict else [k for k in cq.queue.buckets if k not in failed]
-        if keys is not None and not keys:
-            return None  # every shape failed already (the usual case outside a full pass): no scan to build
+        if keys is not None:
+            if not keys:
+                return None  # every shape failed already (the usual case outside a full pass): no scan to build
+            if all(self._still_fails(cq, k) for k in keys):
+                failed.update(keys)  # what the scan would conclude, head by head
+                return None
         scan = cq.queue.scan(self.queue_order, keys)
         while True:
             item = scan.next()
@@ -472,6 +482,9 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             if key in failed:
                 if strict:
                     return None
+                continue
+            if not strict and self._still_fails(cq, key, wl):
+                failed.add(key)
                 continue
             wl.admit_count = None
             if cq.fungibility.when_can_preempt == "MayStopSearch" and self._spans(cq, self._usage(wl)) is None:
@@ -490,6 +503,7 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             failed.add(key)
             if strict:
                 return None  # StrictFIFO: the head blocks newer workloads
+            self._prove_failure(cq, key, wl)
 
     def _partial(self, cq: ClusterQueueState, wl: "Workload"):
         """Partial admission: the largest count >= minCount that fits (Kueue searches it by bisection).
