@@ -115,6 +115,7 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
         # (``_prove_failure``) holds while it stands.
         self.cq_generation = {name: 0 for name in self.cqs}
         self._fail_proofs: dict[tuple, tuple] = {}
+        self._own_memo: dict[tuple, tuple] = {}  # preemption's own candidates per CQ generation
 
     # -- API used by the simulator ------------------------------------------------
     def cq_of(self, wl: "Workload") -> ClusterQueueState:

@@ -284,8 +284,14 @@ class KueuePreemptor:
 
     def _own_candidates(self, cq: ClusterQueueState, wl: "Workload", flavor: str) -> list:
         """The CQ's own admitted workloads on ``flavor`` that ``withinClusterQueue`` lets ``wl`` preempt, as
-        (sort key, victim, CQ, reason), in admission order."""
+        (sort key, victim, CQ, reason), in admission order; kept while the CQ's usage stands (callers copy
+        before they change it)."""
         lower_or_newer = cq.spec.preemption.within_cluster_queue == "LowerOrNewerEqualPriority"
+        memo_key = (cq.name, flavor, wl.priority, wl.created if lower_or_newer else None)
+        gen = self.cq_generation[cq.name]
+        got = self._own_memo.get(memo_key)
+        if got is not None and got[0] == gen:
+            return got[1]
         own = []
         for v in cq.admitted.values():
             if not self._holds(v, flavor):
@@ -293,6 +299,7 @@ class KueuePreemptor:
             if (v.priority < wl.priority or (lower_or_newer and
                                              v.priority == wl.priority and v.created > wl.created)):
                 own.append(((1, v.priority, -(v.admitted_at or 0.0), -v.uid), v, cq, "InClusterQueue"))
+        self._own_memo[memo_key] = (gen, own)
         return own
 
     def _nominal_reachable(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], own: list) -> bool:
