@@ -405,13 +405,18 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
     def admit(self) -> None:
         wfpr = self.cfg.wait_for_pods_ready
         failed: dict[str, set] = {name: set() for name in self.cqs}
+        # Buckets a BestEffortFIFO CQ may try (None: every bucket not in ``failed``).
+        only: dict[str, set | None] = dict.fromkeys(self.cqs)
         if not (self.quota_freed or self.sim.full_pass):
-            # Only buckets that received new workloads can change their verdict.
-            fresh: dict[str, set] = {}
+            # Only buckets that received new workloads can change their verdict: the others count as failed
+            # (StrictFIFO stops at them, so its failed set is spelled out; the rest only name the fresh ones).
+            for name in self.cqs:
+                only[name] = set()
             for name, k in self.new_keys:
-                fresh.setdefault(name, set()).add(k)
+                only[name].add(k)
             for name, c in self.cqs.items():
-                failed[name] = set(c.queue.buckets).difference(fresh.get(name, ()))
+                if c.spec.queueing_strategy == "StrictFIFO":
+                    failed[name] = set(c.queue.buckets).difference(only[name])
         cache: dict[str, tuple | None] = {}
         while True:
             if wfpr.enable and wfpr.block_admission and any(uid not in self.ready for uid in self.admitted):
@@ -419,7 +424,7 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
             cands = []
             for name in sorted(self.cqs):
                 if name not in cache:
-                    cache[name] = self._candidate(self.cqs[name], failed[name])
+                    cache[name] = self._candidate(self.cqs[name], failed[name], only[name])
                 if cache[name] is not None:
                     cands.append(cache[name])
             if not cands:
@@ -443,6 +448,7 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
                         + (self._paths(cq, v) if self.tree is not None else "")))
                 for f in failed.values():
                     f.clear()  # freed quota: shapes that failed may fit now
+                only = dict.fromkeys(self.cqs)
                 cache.clear()
             if not self._admit(cq, wl, flavor):
                 failed[cq.name].add(self._key(wl))
@@ -464,10 +470,15 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
         return (f"; preemptor path: {self.tree.path(cq)}; "
                 f"preemptee path: {self.tree.path(self.cqs[victim.admission_info['cq']])}")
 
-    def _candidate(self, cq: ClusterQueueState, failed: set):
+    def _candidate(self, cq: ClusterQueueState, failed: set, only: set | None = None):
+        """The first workload of ``cq`` in queue order that can be admitted, as (cq, workload, flavor, mode,
+        victims), or None; ``failed`` gathers the shapes that cannot; ``only``: the shapes a BestEffortFIFO
+        CQ may try (those that received workloads since the last release), None: every shape."""
         strict = cq.spec.queueing_strategy == "StrictFIFO"
         # BestEffortFIFO passes a failed shape by: leave it out of the scan.  StrictFIFO stops at it.
-        keys = None if strict else [k for k in cq.queue.buckets if k not in failed]
+        buckets = cq.queue.buckets
+        keys = None if strict else ([k for k in buckets if k not in failed] if only is None else
+                                    [k for k in only if k in buckets and k not in failed])
         if keys is not None:
             if not keys:
                 return None  # every shape failed already (the usual case outside a full pass): no scan to build
