@@ -116,6 +116,7 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
         self.cq_generation = {name: 0 for name in self.cqs}
         self._fail_proofs: dict[tuple, tuple] = {}
         self._own_memo: dict[tuple, tuple] = {}  # preemption's own candidates per CQ generation
+        self._held_memo: dict[tuple, tuple] = {}  # a CQ's admitted workloads per flavor, per CQ generation
 
     # -- API used by the simulator ------------------------------------------------
     def cq_of(self, wl: "Workload") -> ClusterQueueState:

@@ -248,9 +248,7 @@ class KueuePreemptor:
                     borrowers = self._borrowing_cqs(cq.cohort, flavor)
                     lenders = [c for c in self.cohorts[cq.cohort] if c is not cq and c.name in borrowers]
                 for c in lenders:
-                    for v in c.admitted.values():
-                        if not self._holds(v, flavor):
-                            continue
+                    for v in self._held_on(c, flavor):
                         if not allow_borrowing:
                             ok, why = pol.reclaim_within_cohort == "Any" or v.priority < wl.priority, \
                                 "InCohortReclamation"
@@ -282,6 +280,16 @@ class KueuePreemptor:
             return None
         return under_nominal, own_possible
 
+    def _held_on(self, cq: ClusterQueueState, flavor: str) -> list["Workload"]:
+        """The CQ's admitted workloads on ``flavor``, in admission order, kept while its usage stands."""
+        gen = self.cq_generation[cq.name]
+        got = self._held_memo.get((cq.name, flavor))
+        if got is not None and got[0] == gen:
+            return got[1]
+        held = [v for v in cq.admitted.values() if self._holds(v, flavor)]
+        self._held_memo[cq.name, flavor] = (gen, held)
+        return held
+
     def _own_candidates(self, cq: ClusterQueueState, wl: "Workload", flavor: str) -> list:
         """The CQ's own admitted workloads on ``flavor`` that ``withinClusterQueue`` lets ``wl`` preempt, as
         (sort key, victim, CQ, reason), in admission order; kept while the CQ's usage stands (callers copy
@@ -293,9 +301,7 @@ class KueuePreemptor:
         if got is not None and got[0] == gen:
             return got[1]
         own = []
-        for v in cq.admitted.values():
-            if not self._holds(v, flavor):
-                continue
+        for v in self._held_on(cq, flavor):
             if (v.priority < wl.priority or (lower_or_newer and
                                              v.priority == wl.priority and v.created > wl.created)):
                 own.append(((1, v.priority, -(v.admitted_at or 0.0), -v.uid), v, cq, "InClusterQueue"))
