@@ -496,7 +496,7 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
                 if strict:
                     return None
                 continue
-            if not strict and self._still_fails(cq, key, wl):
+            if not strict and self._still_fails(cq, key):
                 failed.add(key)
                 continue
             wl.admit_count = None

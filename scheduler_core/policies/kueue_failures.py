@@ -51,19 +51,17 @@ class FailureProofs:
             if pre is None:
                 return
             per_flavor.append((self._fit_bounds(cq, f.name, need), pre))
-        self._fail_proofs[cq.name, key] = (wl.uid, self.cq_generation[cq.name], per_flavor)
+        # The head's queue entry: while it is live the workload is still the head (buckets only grow at the back).
+        self._fail_proofs[cq.name, key] = (cq.queue.member.get(wl.uid), wl.uid, self.cq_generation[cq.name],
+                                           per_flavor)
 
-    def _still_fails(self, cq: ClusterQueueState, key, wl: "Workload | None" = None) -> bool:
+    def _still_fails(self, cq: ClusterQueueState, key) -> bool:
         """Whether the head of ``key`` has a proof of failure (``_prove_failure``) that still holds."""
         proof = self._fail_proofs.get((cq.name, key))
-        if proof is None or proof[1] != self.cq_generation[cq.name]:
-            return False
-        if wl is None:
-            wl = cq.queue.head(key)
-        if wl is None or wl.uid != proof[0]:
+        if proof is None or proof[2] != self.cq_generation[cq.name] or cq.queue.member.get(proof[1]) is not proof[0]:
             return False
         pool_used = self.pool_used
-        for fit, pre in proof[2]:
+        for fit, pre in proof[3]:
             if fit is not None:  # None: beyond this ClusterQueue's own quota on that flavor
                 for pk, d, cap in fit:
                     if pool_used.get(pk, 0.0) + d > cap:
