@@ -36,32 +36,44 @@ class FailureProofs:
         less than the shortfall (``_preemption_bounds``), and partial admission does not apply.  Then,
         while this ClusterQueue's usage stands (its generation) and the head is the same workload, it fails
         again unless the pool has room on some flavor: a release elsewhere in the cohort costs a few
-        comparisons per resource instead of a search."""
+        comparisons per resource instead of a search.  The bounds read only what the generation keeps, so
+        they are worked out when the head is next looked at, not for heads whose CQ changes first."""
         if (not self.remember_failures or self.tree is not None or not cq.default_fungibility
                 or (self.cfg.fair_sharing and cq.cohort)):
             return
         if wl.min_count and wl.min_count < wl.pods_total and not wl.topology_required:
             return  # partial admission tries smaller counts against the pool
-        need = self._usage(wl)
-        if self._spans(cq, need) is not None:
+        if self._spans(cq, self._usage(wl)) is not None:
             return
+        # The head's queue entry: while it is live the workload is still the head (buckets only grow at the back).
+        self._fail_proofs[cq.name, key] = (cq.queue.member.get(wl.uid), wl.uid, self.cq_generation[cq.name],
+                                           None, wl)
+
+    def _bounds(self, cq: ClusterQueueState, wl: "Workload") -> list | bool:
+        """Per eligible flavor (fit bounds, preemption bounds) of a proof; False when preemption may reach
+        other ClusterQueues' workloads (nothing to prove)."""
+        need = self._usage(wl)
         per_flavor = []
         for f in self._flavors(cq, wl):
             pre = self._preemption_bounds(cq, wl, f.name, need)
             if pre is None:
-                return
+                return False
             per_flavor.append((self._fit_bounds(cq, f.name, need), pre))
-        # The head's queue entry: while it is live the workload is still the head (buckets only grow at the back).
-        self._fail_proofs[cq.name, key] = (cq.queue.member.get(wl.uid), wl.uid, self.cq_generation[cq.name],
-                                           per_flavor)
+        return per_flavor
 
     def _still_fails(self, cq: ClusterQueueState, key) -> bool:
         """Whether the head of ``key`` has a proof of failure (``_prove_failure``) that still holds."""
         proof = self._fail_proofs.get((cq.name, key))
         if proof is None or proof[2] != self.cq_generation[cq.name] or cq.queue.member.get(proof[1]) is not proof[0]:
             return False
+        per_flavor = proof[3]
+        if per_flavor is None:
+            per_flavor = self._bounds(cq, proof[4])
+            self._fail_proofs[cq.name, key] = proof[:3] + (per_flavor, proof[4])
+        if per_flavor is False:
+            return False
         pool_used = self.pool_used
-        for fit, pre in proof[3]:
+        for fit, pre in per_flavor:
             if fit is not None:  # None: beyond this ClusterQueue's own quota on that flavor
                 for pk, d, cap in fit:
                     if pool_used.get(pk, 0.0) + d > cap:
