@@ -114,7 +114,8 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
         # Per ClusterQueue, bumped with its own usage (and so its admitted workloads): a failed head's proof
         # (``_prove_failure``) holds while it stands.
         self.cq_generation = {name: 0 for name in self.cqs}
-        self._fail_proofs: dict[tuple, tuple] = {}
+        # Per CQ, by the id of its canonical bucket key (the queue keeps every key alive): no hashing of the key.
+        self._fail_proofs: dict[str, dict[int, tuple]] = {name: {} for name in self.cqs}
         self._own_memo: dict[tuple, tuple] = {}  # preemption's own candidates per CQ generation
         self._held_memo: dict[tuple, tuple] = {}  # a CQ's admitted workloads per flavor, per CQ generation
 
@@ -126,6 +127,7 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
         self.original_group.setdefault(wl.uid, wl.node_group)
         cq = self.cq_of(wl)
         key = self._key(wl)
+        key = cq.queue.canonical.setdefault(key, key)  # the queue's own key object (failure proofs go by its id)
         cq.queue.push(wl, key, self.sim.now)
         self.new_keys.add((cq.name, key))
 

@@ -46,7 +46,7 @@ class FailureProofs:
         if self._spans(cq, self._usage(wl)) is not None:
             return
         # The head's queue entry: while it is live the workload is still the head (buckets only grow at the back).
-        self._fail_proofs[cq.name, key] = (cq.queue.member.get(wl.uid), wl.uid, self.cq_generation[cq.name],
+        self._fail_proofs[cq.name][id(key)] = (cq.queue.member.get(wl.uid), wl.uid, self.cq_generation[cq.name],
                                            None, wl)
 
     def _bounds(self, cq: ClusterQueueState, wl: "Workload") -> list | bool:
@@ -63,13 +63,14 @@ class FailureProofs:
 
     def _still_fails(self, cq: ClusterQueueState, key) -> bool:
         """Whether the head of ``key`` has a proof of failure (``_prove_failure``) that still holds."""
-        proof = self._fail_proofs.get((cq.name, key))
+        proofs = self._fail_proofs[cq.name]
+        proof = proofs.get(id(key))
         if proof is None or proof[2] != self.cq_generation[cq.name] or cq.queue.member.get(proof[1]) is not proof[0]:
             return False
         per_flavor = proof[3]
         if per_flavor is None:
             per_flavor = self._bounds(cq, proof[4])
-            self._fail_proofs[cq.name, key] = proof[:3] + (per_flavor, proof[4])
+            proofs[id(key)] = proof[:3] + (per_flavor, proof[4])
         if per_flavor is False:
             return False
         pool_used = self.pool_used
