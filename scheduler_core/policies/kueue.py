@@ -61,6 +61,7 @@ from scheduler_core.events import Priority
 from scheduler_core.policies.base import ControlPlanePolicy
 from scheduler_core.policies.cluster_queue import EPS, INF, ClusterQueueState
 from scheduler_core.policies.kueue_cohorts import CohortTree
+from scheduler_core.policies.kueue_failures import FailureProofs
 from scheduler_core.policies.kueue_preemption import KueuePreemptor
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -75,7 +76,7 @@ HUMAN_REASON = {
 }
 
 
-class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
+class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
     """Extension points: admit (the admission pass: flavors, preemption, partial admission, TAS), end_pass;
     queue_order is kube-scheduler's within each ClusterQueue."""
 
@@ -110,6 +111,13 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         # from the usage alone may be kept while it stands (the preemption search's borrowing CQs).
         self.usage_generation = 0
         self._borrowers: dict[tuple, tuple[int, set[str]]] = {}
+        # Per ClusterQueue, bumped with its own usage (and so its admitted workloads): a failed head's proof
+        # (``_prove_failure``) holds while it stands.
+        self.cq_generation = {name: 0 for name in self.cqs}
+        # Per CQ, by the id of its canonical bucket key (the queue keeps every key alive): no hashing of the key.
+        self._fail_proofs: dict[str, dict[int, tuple]] = {name: {} for name in self.cqs}
+        self._own_memo: dict[tuple, tuple] = {}  # preemption's own candidates per CQ generation
+        self._held_memo: dict[tuple, tuple] = {}  # a CQ's admitted workloads per flavor, per CQ generation
 
     # -- API used by the simulator ------------------------------------------------
     def cq_of(self, wl: "Workload") -> ClusterQueueState:
@@ -119,6 +127,7 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         self.original_group.setdefault(wl.uid, wl.node_group)
         cq = self.cq_of(wl)
         key = self._key(wl)
+        key = cq.queue.canonical.setdefault(key, key)  # the queue's own key object (failure proofs go by its id)
         cq.queue.push(wl, key, self.sim.now)
         self.new_keys.add((cq.name, key))
 
@@ -345,6 +354,7 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
 
     def _charge_part(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], sign: float) -> None:
         self.usage_generation += 1
+        self.cq_generation[cq.name] += 1
         if self.tree is not None:
             self.tree.changed()
         for r, a in need.items():
@@ -398,13 +408,18 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
     def admit(self) -> None:
         wfpr = self.cfg.wait_for_pods_ready
         failed: dict[str, set] = {name: set() for name in self.cqs}
+        # Buckets a BestEffortFIFO CQ may try (None: every bucket not in ``failed``).
+        only: dict[str, set | None] = dict.fromkeys(self.cqs)
         if not (self.quota_freed or self.sim.full_pass):
-            # Only buckets that received new workloads can change their verdict.
-            fresh: dict[str, set] = {}
+            # Only buckets that received new workloads can change their verdict: the others count as failed
+            # (StrictFIFO stops at them, so its failed set is spelled out; the rest only name the fresh ones).
+            for name in self.cqs:
+                only[name] = set()
             for name, k in self.new_keys:
-                fresh.setdefault(name, set()).add(k)
+                only[name].add(k)
             for name, c in self.cqs.items():
-                failed[name] = set(c.queue.buckets).difference(fresh.get(name, ()))
+                if c.spec.queueing_strategy == "StrictFIFO":
+                    failed[name] = set(c.queue.buckets).difference(only[name])
         cache: dict[str, tuple | None] = {}
         while True:
             if wfpr.enable and wfpr.block_admission and any(uid not in self.ready for uid in self.admitted):
@@ -412,7 +427,7 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             cands = []
             for name in sorted(self.cqs):
                 if name not in cache:
-                    cache[name] = self._candidate(self.cqs[name], failed[name])
+                    cache[name] = self._candidate(self.cqs[name], failed[name], only[name])
                 if cache[name] is not None:
                     cands.append(cache[name])
             if not cands:
@@ -436,6 +451,7 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
                         + (self._paths(cq, v) if self.tree is not None else "")))
                 for f in failed.values():
                     f.clear()  # freed quota: shapes that failed may fit now
+                only = dict.fromkeys(self.cqs)
                 cache.clear()
             if not self._admit(cq, wl, flavor):
                 failed[cq.name].add(self._key(wl))
@@ -457,12 +473,21 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         return (f"; preemptor path: {self.tree.path(cq)}; "
                 f"preemptee path: {self.tree.path(self.cqs[victim.admission_info['cq']])}")
 
-    def _candidate(self, cq: ClusterQueueState, failed: set):
+    def _candidate(self, cq: ClusterQueueState, failed: set, only: set | None = None):
+        """The first workload of ``cq`` in queue order that can be admitted, as (cq, workload, flavor, mode,
+        victims), or None; ``failed`` gathers the shapes that cannot; ``only``: the shapes a BestEffortFIFO
+        CQ may try (those that received workloads since the last release), None: every shape."""
         strict = cq.spec.queueing_strategy == "StrictFIFO"
         # BestEffortFIFO passes a failed shape by: leave it out of the scan.  StrictFIFO stops at it.
-        keys = None if strict else [k for k in cq.queue.buckets if k not in failed]
-        if keys is not None and not keys:
-            return None  # every shape failed already (the usual case outside a full pass): no scan to build
+        buckets = cq.queue.buckets
+        keys = None if strict else ([k for k in buckets if k not in failed] if only is None else
+                                    [k for k in only if k in buckets and k not in failed])
+        if keys is not None:
+            if not keys:
+                return None  # every shape failed already (the usual case outside a full pass): no scan to build
+            if all(self._still_fails(cq, k) for k in keys):
+                failed.update(keys)  # what the scan would conclude, head by head
+                return None
         scan = cq.queue.scan(self.queue_order, keys)
         while True:
             item = scan.next()
@@ -472,6 +497,9 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             if key in failed:
                 if strict:
                     return None
+                continue
+            if not strict and self._still_fails(cq, key):
+                failed.add(key)
                 continue
             wl.admit_count = None
             if cq.fungibility.when_can_preempt == "MayStopSearch" and self._spans(cq, self._usage(wl)) is None:
@@ -490,6 +518,7 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
             failed.add(key)
             if strict:
                 return None  # StrictFIFO: the head blocks newer workloads
+            self._prove_failure(cq, key, wl)
 
     def _partial(self, cq: ClusterQueueState, wl: "Workload"):
         """Partial admission: the largest count >= minCount that fits (Kueue searches it by bisection).

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scheduler_core.policies.cluster_queue import EPS, ClusterQueueState, preemption_allows
+from scheduler_core.policies.cluster_queue import EPS, INF, ClusterQueueState, preemption_allows
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
@@ -229,33 +229,13 @@ class KueuePreemptor:
         below maxPriorityThreshold) are candidates (reason InCohortReclaimWhileBorrowing).
         """
         pol = cq.spec.preemption
-        under_nominal = all(cq.usage.get((flavor, r), 0.0) < cq.quota(flavor, r).nominal - EPS
-                            for r in need if cq.quota(flavor, r) is not None)
-        lowest = min(cq.priorities) if cq.priorities else None
-        own_possible = lowest is not None and (
-            (pol.within_cluster_queue == "LowerPriority" and lowest < wl.priority) or
-            (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and lowest <= wl.priority))
-        if not own_possible and not (cq.cohort and pol.reclaim_within_cohort != "Never" and (
-                under_nominal or pol.borrow_within_cohort == "LowerPriority")):
+        outlook = self._preemption_outlook(cq, wl, flavor, need)
+        if outlook is None:
             return None  # no attempt below would have a single candidate (the usual verdict with a backlog)
-        own: list[tuple[tuple, "Workload", ClusterQueueState, str]] = []
-        if own_possible:
-            for v in cq.admitted.values():
-                if not self._holds(v, flavor):
-                    continue
-                if (v.priority < wl.priority or (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and
-                                                 v.priority == wl.priority and v.created > wl.created)):
-                    own.append(((1, v.priority, -(v.admitted_at or 0.0), -v.uid), v, cq, "InClusterQueue"))
+        under_nominal, own_possible = outlook
+        own = self._own_candidates(cq, wl, flavor) if own_possible else []
         if under_nominal:
-            # Without borrowing the CQ must end within nominal: pointless if even every own candidate gone
-            # leaves it above (cohort victims free cohort capacity, not this CQ's nominal).
-            freed: dict[str, float] = {}
-            for _, v, _, _ in own:
-                for r, a in self._usage(v).items():
-                    freed[r] = freed.get(r, 0.0) + a
-            under_nominal = all(cq.usage.get((flavor, r), 0.0) - freed.get(r, 0.0) + a
-                                <= cq.quota(flavor, r).nominal + EPS
-                                for r, a in need.items() if cq.quota(flavor, r) is not None)
+            under_nominal = self._nominal_reachable(cq, flavor, need, own)
         attempts = ([False] if under_nominal else []) + [True]
         lenders = None
         for allow_borrowing in attempts:
@@ -268,9 +248,7 @@ class KueuePreemptor:
                     borrowers = self._borrowing_cqs(cq.cohort, flavor)
                     lenders = [c for c in self.cohorts[cq.cohort] if c is not cq and c.name in borrowers]
                 for c in lenders:
-                    for v in c.admitted.values():
-                        if not self._holds(v, flavor):
-                            continue
+                    for v in self._held_on(c, flavor):
                         if not allow_borrowing:
                             ok, why = pol.reclaim_within_cohort == "Any" or v.priority < wl.priority, \
                                 "InCohortReclamation"
@@ -283,6 +261,100 @@ class KueuePreemptor:
             if chosen is not None:
                 return chosen
         return None
+
+    @staticmethod
+    def _preemption_outlook(cq: ClusterQueueState, wl: "Workload", flavor: str, need: dict[str, float]):
+        """Whether classic preemption could have any candidate for ``wl`` on ``flavor``: None when no attempt
+        could (no own workload its ``withinClusterQueue`` allows, and no reclaiming from the cohort: the CQ is
+        at its nominal quota and ``borrowWithinCohort`` is off), else (under nominal, own candidates possible).
+        It reads only this ClusterQueue (usage, admitted priorities, policy) and the workload's priority."""
+        pol = cq.spec.preemption
+        under_nominal = all(cq.usage.get((flavor, r), 0.0) < cq.quota(flavor, r).nominal - EPS
+                            for r in need if cq.quota(flavor, r) is not None)
+        lowest = min(cq.priorities) if cq.priorities else None
+        own_possible = lowest is not None and (
+            (pol.within_cluster_queue == "LowerPriority" and lowest < wl.priority) or
+            (pol.within_cluster_queue == "LowerOrNewerEqualPriority" and lowest <= wl.priority))
+        if not own_possible and not (cq.cohort and pol.reclaim_within_cohort != "Never" and (
+                under_nominal or pol.borrow_within_cohort == "LowerPriority")):
+            return None
+        return under_nominal, own_possible
+
+    def _held_on(self, cq: ClusterQueueState, flavor: str) -> list["Workload"]:
+        """The CQ's admitted workloads on ``flavor``, in admission order, kept while its usage stands."""
+        gen = self.cq_generation[cq.name]
+        got = self._held_memo.get((cq.name, flavor))
+        if got is not None and got[0] == gen:
+            return got[1]
+        held = [v for v in cq.admitted.values() if self._holds(v, flavor)]
+        self._held_memo[cq.name, flavor] = (gen, held)
+        return held
+
+    def _own_candidates(self, cq: ClusterQueueState, wl: "Workload", flavor: str) -> list:
+        """The CQ's own admitted workloads on ``flavor`` that ``withinClusterQueue`` lets ``wl`` preempt, as
+        (sort key, victim, CQ, reason), in admission order; kept while the CQ's usage stands (callers copy
+        before they change it)."""
+        lower_or_newer = cq.spec.preemption.within_cluster_queue == "LowerOrNewerEqualPriority"
+        memo_key = (cq.name, flavor, wl.priority, wl.created if lower_or_newer else None)
+        gen = self.cq_generation[cq.name]
+        got = self._own_memo.get(memo_key)
+        if got is not None and got[0] == gen:
+            return got[1]
+        own = []
+        for v in self._held_on(cq, flavor):
+            if (v.priority < wl.priority or (lower_or_newer and
+                                             v.priority == wl.priority and v.created > wl.created)):
+                own.append(((1, v.priority, -(v.admitted_at or 0.0), -v.uid), v, cq, "InClusterQueue"))
+        self._own_memo[memo_key] = (gen, own)
+        return own
+
+    def _nominal_reachable(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], own: list) -> bool:
+        """Whether ``need`` fits the CQ's nominal quota once every own candidate is gone: without borrowing
+        the CQ must end within nominal, and cohort victims free cohort capacity, not this CQ's nominal."""
+        freed: dict[str, float] = {}
+        for _, v, _, _ in own:
+            for r, a in self._usage(v).items():
+                freed[r] = freed.get(r, 0.0) + a
+        return all(cq.usage.get((flavor, r), 0.0) - freed.get(r, 0.0) + a <= cq.quota(flavor, r).nominal + EPS
+                   for r, a in need.items() if cq.quota(flavor, r) is not None)
+
+    def _preemption_bounds(self, cq: ClusterQueueState, wl: "Workload", flavor: str, need: dict[str, float]):
+        """When classic preemption on a flat cohort's ``flavor`` can only take the CQ's own workloads (the CQ
+        at its nominal quota, no ``borrowWithinCohort``): the test ``_minimal_set`` makes before its greedy
+        search, split into what reads this ClusterQueue and what reads the pool.  () when no victim set can
+        exist whatever the pool holds; else per resource (pool key or None, request, what the own candidates
+        hold, limit - usage, unused guaranteed quota, pool capacity): the search fails while, for some
+        resource, the shortfall left by the room (``_room``) exceeds what they hold.  None: the search may
+        take other ClusterQueues' workloads (nothing to prove)."""
+        pol = cq.spec.preemption
+        outlook = self._preemption_outlook(cq, wl, flavor, need)
+        if outlook is None:
+            return ()
+        under_nominal, own_possible = outlook
+        own = self._own_candidates(cq, wl, flavor) if own_possible else []
+        if (under_nominal and self._nominal_reachable(cq, flavor, need, own)) or (
+                cq.cohort and pol.reclaim_within_cohort != "Never" and pol.borrow_within_cohort == "LowerPriority"):
+            return None
+        if not own:
+            return ()
+        held = [self._usage(v) for _, v, _, _ in own]
+        bounds = []
+        for r, a in need.items():
+            q = cq.quota(flavor, r)
+            if q is None:
+                return ()
+            total = sum(u.get(r, 0.0) for u in held)
+            cur = cq.usage.get((flavor, r), 0.0)
+            if not cq.cohort:
+                short = a - max(0.0, q.nominal - cur)
+                if short > EPS and total < short - EPS:
+                    return ()
+                continue
+            pk = (cq.cohort, flavor, r)
+            limit = q.nominal + (q.borrowing_limit if q.borrowing_limit is not None else INF)
+            bounds.append((pk, a, total, limit - cur, max(0.0, cq.guaranteed(flavor, r) - cur),
+                           self.pool_cap.get(pk, 0.0)))
+        return bounds
 
     def _borrowing_cqs(self, cohort: str, flavor: str) -> set[str]:
         """The names of the cohort's ClusterQueues that borrow on ``flavor``: worked out once while no usage
