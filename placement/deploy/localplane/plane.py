@@ -1,5 +1,6 @@
 """Start and stop a local control plane on loopback: etcd, kube-apiserver, kube-controller-manager,
-kube-scheduler, the KWOK controller (fake nodes) and Kueue's manager, built by controlplane/build.sh.
+kube-scheduler, the KWOK controller (fake nodes) and Kueue's manager, built by controlplane/build.sh;
+on demand (a stack whose pods name it), Volcano's scheduler and controller-manager.
 
 Every process runs in its own session with its output in ``<workdir>/<component>.log``, dies with
 this process (PR_SET_PDEATHSIG) and is stopped in reverse start order by :meth:`LocalPlane.stop`.
@@ -56,14 +57,24 @@ KUEUE_METRICS_CERTS = "/etc/kueue/metrics/certs"
 # (pkg/api/pod/util.go dropDisabledSchedulingGroup), so a gang would run one pod at a time unnoticed.
 WORKLOAD_API_GATES = f"{t.WORKLOAD_API_GATE}=true"
 WORKLOAD_API_RUNTIME_CONFIG = f"{t.WORKLOAD_API_VERSION}=true"
+# Volcano v1.14.1 (controlplane/volcano: v1.15.1, the chart's version, does not build from the proxy);
+# CRDs and the scheduler's configuration are rendered from the v1.15.1 chart with the bundle's values.
+VOLCANO_CHART = "volcano/v1.15.1/volcano"
+VOLCANO_NAMESPACE = "volcano-system"
+VOLCANO_SCHEDULER_CONF = "volcano-scheduler.conf"
 DEFAULT_PORT_BASE = 47100
 READY_TIMEOUT = float(os.environ.get("ATLAS_CONTROLPLANE_READY_TIMEOUT", "180"))
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kueue")
+# Started only for a stack that needs them (LocalPlane.ensure): the Kueue stacks' plane stays as it was.
+# vc-webhook-manager (Volcano's admission webhooks) is not built: the plane runs without them.
+OPTIONAL_COMPONENTS = ("volcano-controller-manager", "volcano-scheduler")
+KNOWN_COMPONENTS = COMPONENTS + OPTIONAL_COMPONENTS
 # component -> (controlplane/ module, binary name)
 BINARIES = {"etcd": ("etcd", "server"), "kube-apiserver": ("kubernetes", "kube-apiserver"),
             "kube-controller-manager": ("kubernetes", "kube-controller-manager"),
             "kube-scheduler": ("kubernetes", "kube-scheduler"), "kwok": ("kwok", "kwok"), "kueue": ("kueue", "kueue"),
-            "helm": ("helm", "helm")}
+            "helm": ("helm", "helm"), "volcano-controller-manager": ("volcano", "controller-manager"),
+            "volcano-scheduler": ("volcano", "scheduler")}
 
 
 class ComponentFailed(Exception):
@@ -96,11 +107,22 @@ class Ports:
     def kueue_webhook(self): return self.base + 6
     @property
     def kueue_health(self): return self.base + 7
+    @property
+    def volcano_scheduler_health(self): return self.base + 8
+    @property
+    def volcano_scheduler_metrics(self): return self.base + 9
+    @property
+    def volcano_controllers_health(self): return self.base + 10
+    @property
+    def volcano_controllers_metrics(self): return self.base + 11
 
     def owners(self) -> dict[int, str]:
         return {self.etcd: "etcd client", self.etcd_peer: "etcd peer", self.apiserver: "kube-apiserver",
                 self.controller_manager: "kube-controller-manager", self.scheduler: "kube-scheduler",
-                self.kwok: "kwok", self.kueue_webhook: "kueue webhook", self.kueue_health: "kueue health probe"}
+                self.kwok: "kwok", self.kueue_webhook: "kueue webhook", self.kueue_health: "kueue health probe",
+                self.volcano_scheduler_health: "volcano-scheduler health", self.volcano_scheduler_metrics: "volcano-scheduler",
+                self.volcano_controllers_health: "volcano-controller-manager health",
+                self.volcano_controllers_metrics: "volcano-controller-manager"}
 
 
 def port_base() -> int:
@@ -181,12 +203,15 @@ class Process:
 @dataclass
 class LocalPlane:
     """``with LocalPlane() as plane: plane.kube.apply(...)``; ``kueue_config`` (a Kueue Configuration,
-    e.g. the bundle's kueue-manager-config) is merged over the chart's before the network settings."""
+    e.g. the bundle's kueue-manager-config) is merged over the chart's before the network settings;
+    ``volcano_values`` (the bundle's volcano/values.yaml) render the Volcano chart whose scheduler
+    configuration the plane's Volcano scheduler runs."""
 
     workdir: Path | None = None
     ports: Ports | None = None
     components: tuple[str, ...] = COMPONENTS
     kueue_config: dict | None = None
+    volcano_values: dict | None = None
     progress: Callable[[str], None] | None = None
     processes: list[Process] = field(default_factory=list)
     kube: Kube | None = None
@@ -194,9 +219,9 @@ class LocalPlane:
 
     def __post_init__(self):
         self.ports = self.ports or Ports(port_base())
-        unknown = set(self.components) - set(COMPONENTS)
+        unknown = set(self.components) - set(KNOWN_COMPONENTS)
         if unknown:
-            raise ComponentFailed("plane", f"unknown components {sorted(unknown)} (known: {', '.join(COMPONENTS)})")
+            raise ComponentFailed("plane", f"unknown components {sorted(unknown)} (known: {', '.join(KNOWN_COMPONENTS)})")
 
     # --- lifecycle ---------------------------------------------------------------------------
     def __enter__(self) -> "LocalPlane":
@@ -256,7 +281,23 @@ class LocalPlane:
         if config == self.kueue_config or "kueue" not in self.components:
             return
         self.kueue_config = config
-        for proc in [p for p in self.processes if p.component == "kueue"]:
+        self._restart("kueue")
+
+    def ensure(self, components: tuple[str, ...] | list[str]) -> None:
+        """Start the optional ``components`` a stack's trial needs (e.g. Volcano) on a running plane; those
+        already running stay."""
+        unknown = set(components) - set(KNOWN_COMPONENTS)
+        if unknown:
+            raise ComponentFailed("plane", f"unknown components {sorted(unknown)} (known: {', '.join(KNOWN_COMPONENTS)})")
+        missing = [c for c in KNOWN_COMPONENTS if c in components and c not in self.components]
+        bins = {c: binary(c) for c in missing}
+        for component in missing:
+            self._say(f"starting {component}")
+            getattr(self, "_start_" + component.replace("-", "_"))(bins[component])
+            self.components = (*self.components, component)
+
+    def _restart(self, component: str) -> None:
+        for proc in [p for p in self.processes if p.component == component]:
             proc.popen.terminate()
             try:
                 proc.popen.wait(timeout=15)
@@ -264,8 +305,17 @@ class LocalPlane:
                 proc.popen.kill()
                 proc.popen.wait()
             self.processes.remove(proc)
-        self._say("restarting kueue with the bundle's configuration")
-        self._start_kueue(binary("kueue"))
+        self._say(f"restarting {component} with the bundle's configuration")
+        getattr(self, "_start_" + component.replace("-", "_"))(binary(component))
+
+    def use_volcano_values(self, values: dict | None) -> None:
+        """Run the Volcano scheduler with the configuration the chart renders from ``values`` (a bundle's
+        volcano/values.yaml) from now on; it restarts when the next bundle's differs."""
+        if values == self.volcano_values:
+            return
+        self.volcano_values = values
+        if "volcano-scheduler" in self.components:
+            self._restart("volcano-scheduler")
 
     def running(self) -> list[str]:
         return [p.component for p in self.processes if p.popen.poll() is None]
@@ -452,3 +502,48 @@ class LocalPlane:
         self._wait(proc, lambda: self._http_ok(self.ports.kueue_health, "/readyz"), "ready")
         for hook in hooks:
             self.kube.apply(hook)
+
+    # Volcano: CRDs from the upstream chart; the scheduler's configuration is the chart's
+    # volcano-scheduler-configmap rendered with the bundle's values (custom.scheduler_config_override).
+    def _volcano_render(self) -> tuple[list[dict], str]:
+        docs = helm_template(SHARED / "charts" / VOLCANO_CHART, "volcano", VOLCANO_NAMESPACE, self.volcano_values)
+        crds = [d for d in docs if d["kind"] == "CustomResourceDefinition"]
+        conf = next((d["data"][VOLCANO_SCHEDULER_CONF] for d in docs
+                     if d["kind"] == "ConfigMap" and VOLCANO_SCHEDULER_CONF in d.get("data", {})), None)
+        if conf is None:
+            raise ComponentFailed("volcano-scheduler", f"the chart rendered no ConfigMap with {VOLCANO_SCHEDULER_CONF}")
+        return crds, conf
+
+    def _volcano_crds(self) -> None:
+        if getattr(self, "_volcano_crds_applied", False):
+            return
+        crds, _ = self._volcano_render()
+        for obj in [*crds, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": VOLCANO_NAMESPACE}}]:
+            self.kube.apply(obj)
+        self._wait_established(crds)
+        self._volcano_crds_applied = True
+
+    def _start_volcano_controller_manager(self, exe: Path) -> None:
+        """Volcano's controllers: the PodGroup controller makes a PodGroup for each pod with schedulerName
+        volcano that has none (a batch Job's, a Deployment's), the queue controller opens the Queues."""
+        self._volcano_crds()
+        p = self.ports
+        proc = self._spawn("volcano-controller-manager", [
+            str(exe), f"--kubeconfig={self.kubeconfig}", "--leader-elect=false", "--enable-healthz=true",
+            f"--healthz-address=127.0.0.1:{p.volcano_controllers_health}",
+            f"--listen-address=127.0.0.1:{p.volcano_controllers_metrics}", "--logtostderr", "-v=3"],
+            env={"KUBE_POD_NAMESPACE": VOLCANO_NAMESPACE})
+        self._wait(proc, lambda: self._http_ok(p.volcano_controllers_health, "/healthz"), "healthy")
+
+    def _start_volcano_scheduler(self, exe: Path) -> None:
+        self._volcano_crds()
+        _, conf = self._volcano_render()
+        path = self.workdir / VOLCANO_SCHEDULER_CONF
+        path.write_text(conf)
+        p = self.ports
+        proc = self._spawn("volcano-scheduler", [
+            str(exe), f"--kubeconfig={self.kubeconfig}", f"--scheduler-conf={path}", "--leader-elect=false",
+            "--enable-healthz=true", f"--healthz-address=127.0.0.1:{p.volcano_scheduler_health}",
+            f"--listen-address=127.0.0.1:{p.volcano_scheduler_metrics}", "--schedule-period=1s", "--logtostderr", "-v=3"],
+            env={"KUBE_POD_NAMESPACE": VOLCANO_NAMESPACE})
+        self._wait(proc, lambda: self._http_ok(p.volcano_scheduler_health, "/healthz"), "healthy")
