@@ -9,7 +9,7 @@ import pytest
 
 from placement.deploy import export_scenario
 from placement.deploy.localplane.scenarios import generate, workload_objects
-from placement.deploy.localplane.trial import bundle_kueue_config, clean, try_scenario
+from placement.deploy.localplane.trial import clean, try_on_plane
 from scheduler_core import load_scenario
 
 pytestmark = pytest.mark.controlplane
@@ -26,11 +26,15 @@ KNOWN_DISAGREEMENTS: dict[int, str] = {}
 
 def _trial(plane, scenario, workloads=None):
     export = export_scenario(scenario)
-    plane.use_kueue_config(bundle_kueue_config(export))  # Kueue as the bundle's helm install configures it
-    try:
-        return try_scenario(plane.kube, scenario, export=export, workloads=workloads)
+    try:  # Kueue and Volcano as the bundle's helm installs configure them
+        return try_on_plane(plane, scenario, export=export, workloads=workloads)
     finally:
         clean(plane.kube, scenario, export, workloads)
+
+
+# The Volcano stacks among them: Volcano's scheduler and controllers are started for them (LocalPlane.ensure).
+VOLCANO_SCENARIOS = ["starved-tenant-volcano", "partial-gang-volcano", "form-a-mig-volcano", "topology-cliff-volcano",
+                     "form-c-mig-hami-volcano"]
 
 
 @pytest.mark.parametrize("name", KUEUE_SCENARIOS)
@@ -39,6 +43,16 @@ def test_a_kueue_stacks_bundle_is_accepted_and_each_workload_runs_or_waits_as_th
     assert [(r.file, r.kind, r.name, r.message) for r in trial.rejected] == []
     assert trial.workloads
     assert [(w.name, w.note) for w in trial.workloads if w.agree is False] == []
+
+
+@pytest.mark.parametrize("name", VOLCANO_SCENARIOS)
+def test_a_volcano_stacks_bundle_is_accepted_and_volcano_binds_or_holds_each_workload_as_the_simulator_says(plane, name):
+    trial = _trial(plane, load_scenario(SCENARIOS / f"{name}.yaml"))
+    assert [(r.file, r.kind, r.name, r.message) for r in trial.rejected] == []
+    assert trial.workloads
+    assert [(w.name, w.note) for w in trial.workloads if w.agree is False] == []
+    # Volcano, not kube-scheduler, acted on the pods that name it: each has a PodGroup with a phase.
+    assert all(w.podgroup_phase for w in trial.workloads if "volcano" in w.schedulers)
 
 
 def test_the_simulator_agrees_with_kueue_and_kube_scheduler_on_generated_scenarios(plane):
