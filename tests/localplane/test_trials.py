@@ -35,6 +35,8 @@ def _trial(plane, scenario, workloads=None):
 # The Volcano stacks among them: Volcano's scheduler and controllers are started for them (LocalPlane.ensure).
 VOLCANO_SCENARIOS = ["starved-tenant-volcano", "partial-gang-volcano", "form-a-mig-volcano", "topology-cliff-volcano",
                      "form-c-mig-hami-volcano"]
+# scheduler-plugins' coscheduling as a second scheduler (its scheduler and PodGroup controller started for them).
+COSCHEDULING_SCENARIOS = ["partial-gang-coscheduling"]
 
 
 @pytest.mark.parametrize("name", KUEUE_SCENARIOS)
@@ -53,6 +55,15 @@ def test_a_volcano_stacks_bundle_is_accepted_and_volcano_binds_or_holds_each_wor
     assert [(w.name, w.note) for w in trial.workloads if w.agree is False] == []
     # Volcano, not kube-scheduler, acted on the pods that name it: each has a PodGroup with a phase.
     assert all(w.podgroup_phase for w in trial.workloads if "volcano" in w.schedulers)
+
+
+@pytest.mark.parametrize("name", COSCHEDULING_SCENARIOS)
+def test_a_coscheduling_stacks_bundle_is_accepted_and_the_second_scheduler_binds_as_the_simulator_says(plane, name):
+    trial = _trial(plane, load_scenario(SCENARIOS / f"{name}.yaml"))
+    assert [(r.file, r.kind, r.name, r.message) for r in trial.rejected] == []
+    assert trial.workloads
+    assert [(w.name, w.note) for w in trial.workloads if w.agree is False] == []
+    assert all(w.agree is not None for w in trial.workloads if w.pods)  # its pods were judged, not waited on
 
 
 def test_the_simulator_agrees_with_kueue_and_kube_scheduler_on_generated_scenarios(plane):

@@ -1,6 +1,7 @@
 """Start and stop a local control plane on loopback: etcd, kube-apiserver, kube-controller-manager,
 kube-scheduler, the KWOK controller (fake nodes) and Kueue's manager, built by controlplane/build.sh;
-on demand (a stack whose pods name it), Volcano's scheduler and controller-manager.
+on demand (a stack whose pods name them), Volcano's scheduler and controller-manager, and
+scheduler-plugins' kube-scheduler with Coscheduling as a second scheduler with its PodGroup controller.
 
 Every process runs in its own session with its output in ``<workdir>/<component>.log``, dies with
 this process (PR_SET_PDEATHSIG) and is stopped in reverse start order by :meth:`LocalPlane.stop`.
@@ -62,19 +63,25 @@ WORKLOAD_API_RUNTIME_CONFIG = f"{t.WORKLOAD_API_VERSION}=true"
 VOLCANO_CHART = "volcano/v1.15.1/volcano"
 VOLCANO_NAMESPACE = "volcano-system"
 VOLCANO_SCHEDULER_CONF = "volcano-scheduler.conf"
+# scheduler-plugins v0.34.7 as a second scheduler: its PodGroup CRD and the KubeSchedulerConfiguration
+# the chart renders from the bundle's coscheduling/values.yaml.
+COSCHEDULING_CHART = "scheduler-plugins/v0.34.7/as-a-second-scheduler"
+COSCHEDULING_NAMESPACE = "scheduler-plugins"
+COSCHEDULING_CRDS = ("scheduling.x-k8s.io_podgroups.yaml", "scheduling.x-k8s.io_elasticquotas.yaml")
 DEFAULT_PORT_BASE = 47100
 READY_TIMEOUT = float(os.environ.get("ATLAS_CONTROLPLANE_READY_TIMEOUT", "180"))
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kueue")
 # Started only for a stack that needs them (LocalPlane.ensure): the Kueue stacks' plane stays as it was.
 # vc-webhook-manager (Volcano's admission webhooks) is not built: the plane runs without them.
-OPTIONAL_COMPONENTS = ("volcano-controller-manager", "volcano-scheduler")
+OPTIONAL_COMPONENTS = ("volcano-controller-manager", "volcano-scheduler", "coscheduling-controller", "coscheduling-scheduler")
 KNOWN_COMPONENTS = COMPONENTS + OPTIONAL_COMPONENTS
 # component -> (controlplane/ module, binary name)
 BINARIES = {"etcd": ("etcd", "server"), "kube-apiserver": ("kubernetes", "kube-apiserver"),
             "kube-controller-manager": ("kubernetes", "kube-controller-manager"),
             "kube-scheduler": ("kubernetes", "kube-scheduler"), "kwok": ("kwok", "kwok"), "kueue": ("kueue", "kueue"),
             "helm": ("helm", "helm"), "volcano-controller-manager": ("volcano", "controller-manager"),
-            "volcano-scheduler": ("volcano", "scheduler")}
+            "volcano-scheduler": ("volcano", "scheduler"), "coscheduling-controller": ("coscheduling", "controller"),
+            "coscheduling-scheduler": ("coscheduling", "scheduler")}
 
 
 class ComponentFailed(Exception):
@@ -115,6 +122,12 @@ class Ports:
     def volcano_controllers_health(self): return self.base + 10
     @property
     def volcano_controllers_metrics(self): return self.base + 11
+    @property
+    def coscheduling_scheduler(self): return self.base + 12
+    @property
+    def coscheduling_controller_health(self): return self.base + 13
+    @property
+    def coscheduling_controller_metrics(self): return self.base + 14
 
     def owners(self) -> dict[int, str]:
         return {self.etcd: "etcd client", self.etcd_peer: "etcd peer", self.apiserver: "kube-apiserver",
@@ -122,7 +135,10 @@ class Ports:
                 self.kwok: "kwok", self.kueue_webhook: "kueue webhook", self.kueue_health: "kueue health probe",
                 self.volcano_scheduler_health: "volcano-scheduler health", self.volcano_scheduler_metrics: "volcano-scheduler",
                 self.volcano_controllers_health: "volcano-controller-manager health",
-                self.volcano_controllers_metrics: "volcano-controller-manager"}
+                self.volcano_controllers_metrics: "volcano-controller-manager",
+                self.coscheduling_scheduler: "coscheduling-scheduler",
+                self.coscheduling_controller_health: "coscheduling-controller health",
+                self.coscheduling_controller_metrics: "coscheduling-controller"}
 
 
 def port_base() -> int:
@@ -173,8 +189,11 @@ def _port_free(port: int) -> bool:
     return True
 
 
-def helm_template(chart: Path, release: str, namespace: str, values: dict | None = None) -> list[dict]:
+def helm_template(chart: Path, release: str, namespace: str, values: dict | None = None,
+                  include_crds: bool = False) -> list[dict]:
     args = [str(binary("helm")), "template", release, str(chart), "--namespace", namespace]
+    if include_crds:
+        args.append("--include-crds")
     with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
         if values:
             yaml.safe_dump(values, f)
@@ -212,6 +231,7 @@ class LocalPlane:
     components: tuple[str, ...] = COMPONENTS
     kueue_config: dict | None = None
     volcano_values: dict | None = None
+    coscheduling_values: dict | None = None
     progress: Callable[[str], None] | None = None
     processes: list[Process] = field(default_factory=list)
     kube: Kube | None = None
@@ -316,6 +336,15 @@ class LocalPlane:
         self.volcano_values = values
         if "volcano-scheduler" in self.components:
             self._restart("volcano-scheduler")
+
+    def use_coscheduling_values(self, values: dict | None) -> None:
+        """Run scheduler-plugins' scheduler with the KubeSchedulerConfiguration the chart renders from
+        ``values`` (a bundle's coscheduling/values.yaml) from now on; it restarts when the next bundle's differs."""
+        if values == self.coscheduling_values:
+            return
+        self.coscheduling_values = values
+        if "coscheduling-scheduler" in self.components:
+            self._restart("coscheduling-scheduler")
 
     def running(self) -> list[str]:
         return [p.component for p in self.processes if p.popen.poll() is None]
@@ -547,3 +576,46 @@ class LocalPlane:
             f"--listen-address=127.0.0.1:{p.volcano_scheduler_metrics}", "--schedule-period=1s", "--logtostderr", "-v=3"],
             env={"KUBE_POD_NAMESPACE": VOLCANO_NAMESPACE})
         self._wait(proc, lambda: self._http_ok(p.volcano_scheduler_health, "/healthz"), "healthy")
+
+    # scheduler-plugins: a second kube-scheduler whose profile (schedulerName, Coscheduling, its
+    # permitWaitingTimeSeconds) is the chart's scheduler-config rendered with the bundle's values.
+    def _coscheduling_render(self) -> tuple[list[dict], dict]:
+        docs = helm_template(SHARED / "charts" / COSCHEDULING_CHART, "scheduler-plugins", COSCHEDULING_NAMESPACE,
+                             self.coscheduling_values, include_crds=True)
+        crds = [d for d in docs if d["kind"] == "CustomResourceDefinition"
+                and f"{d['spec']['group']}_{d['spec']['names']['plural']}.yaml" in COSCHEDULING_CRDS]
+        config = next((yaml.safe_load(d["data"]["scheduler-config.yaml"]) for d in docs
+                       if d["kind"] == "ConfigMap" and "scheduler-config.yaml" in d.get("data", {})), None)
+        if config is None:
+            raise ComponentFailed("coscheduling-scheduler", "the chart rendered no scheduler-config (plugins.enabled empty?)")
+        return crds, config
+
+    def _coscheduling_crds(self) -> None:
+        if getattr(self, "_coscheduling_crds_applied", False):
+            return
+        crds, _ = self._coscheduling_render()
+        for obj in [*crds, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": COSCHEDULING_NAMESPACE}}]:
+            self.kube.apply(obj)
+        self._wait_established(crds)
+        self._coscheduling_crds_applied = True
+
+    def _start_coscheduling_controller(self, exe: Path) -> None:
+        """The PodGroup controller: a PodGroup's status (phase, scheduled / running counts)."""
+        self._coscheduling_crds()
+        p = self.ports
+        proc = self._spawn("coscheduling-controller", [
+            str(exe), f"--kubeconfig={self.kubeconfig}", f"--probeAddr=127.0.0.1:{p.coscheduling_controller_health}",
+            f"--metricsAddr=127.0.0.1:{p.coscheduling_controller_metrics}", "--qps=50", "--burst=100"])
+        self._wait(proc, lambda: self._http_ok(p.coscheduling_controller_health, "/healthz"), "healthy")
+
+    def _start_coscheduling_scheduler(self, exe: Path) -> None:
+        self._coscheduling_crds()
+        _, config = self._coscheduling_render()
+        config["leaderElection"] = {"leaderElect": False}
+        config["clientConnection"] = {"kubeconfig": str(self.kubeconfig)}
+        path = self.workdir / "coscheduling-scheduler-config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        p = self.ports
+        serving = [f for f in self._serving_flags(p.coscheduling_scheduler) if not f.startswith("--leader-elect")]
+        proc = self._spawn("coscheduling-scheduler", [str(exe), f"--config={path}", *serving])
+        self._wait(proc, lambda: self._https_ok(p.coscheduling_scheduler, "/healthz"), "healthy")

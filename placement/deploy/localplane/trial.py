@@ -38,7 +38,7 @@ POOL_LABEL = "placement-atlas.io/pool"
 # Objects a workload file carries beside its workload, which have no pods of their own: a DRA claim
 # template, and the Workload API's Workload and PodGroup a kube-scheduler gang's pods name.
 COMPANIONS = {("resource.k8s.io", "ResourceClaimTemplate"), ("scheduling.k8s.io", "Workload"),
-              ("scheduling.k8s.io", "PodGroup")}
+              ("scheduling.k8s.io", "PodGroup"), ("scheduling.x-k8s.io", "PodGroup"), ("scheduling.volcano.sh", "PodGroup")}
 
 
 def is_companion(obj: dict) -> bool:
@@ -49,9 +49,27 @@ def is_companion(obj: dict) -> bool:
 # volcano when a trial did not start it) wait for it.
 PLANE_SCHEDULER = "default-scheduler"
 # schedulerName -> the plane's components that must run for it (LocalPlane.ensure).
-SCHEDULER_COMPONENTS = {"volcano": ("volcano-controller-manager", "volcano-scheduler")}
-VOLCANO = "scheduling.volcano.sh/v1beta1"
-VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"  # the PodGroup Volcano's controller made for a pod
+# scheduler-plugins-scheduler: the chart's scheduler.name, which the bundles keep.
+SCHEDULER_COMPONENTS = {"volcano": ("volcano-controller-manager", "volcano-scheduler"),
+                        "scheduler-plugins-scheduler": ("coscheduling-controller", "coscheduling-scheduler")}
+
+
+@dataclass(frozen=True)
+class GroupKind:
+    """Where a scheduler's PodGroups live and how a pod names its group."""
+
+    api: str
+    key: str            # the pod's annotation (Volcano) or label (coscheduling) naming its PodGroup
+    in_labels: bool
+    phases: tuple[str, ...]  # in the order a group goes through them
+
+
+# Volcano: the PodGroup its controller made for the pod (pkg/controllers/podgroup); coscheduling: the
+# PodGroup the pod's label names (pkg/coscheduling, PodGroupLabel), status by scheduler-plugins' controller.
+POD_GROUPS = {"volcano": GroupKind("scheduling.volcano.sh/v1beta1", "scheduling.k8s.io/group-name", False,
+                                   ("Pending", "Inqueue", "Running")),
+              "scheduler-plugins-scheduler": GroupKind("scheduling.x-k8s.io/v1alpha1", "scheduling.x-k8s.io/pod-group", True,
+                                                       ("Pending", "PreScheduling", "Scheduling", "Scheduled", "Running"))}
 # kinds whose pods no controller of the plane creates (their operators are not part of it)
 NO_CONTROLLER = {"PyTorchJob": "the training operator", "LeaderWorkerSet": "LWS", "JobSet": "JobSet"}
 
@@ -76,8 +94,8 @@ class WorkloadResult:
     bound: dict[str, int]          # node -> pods
     pending_messages: list[str]    # kube-scheduler's / the controller's own words for pods not bound
     schedulers: list[str] = field(default_factory=list)  # the pods' schedulerName
-    podgroup_phase: str = ""       # Volcano: Pending / Inqueue / Running (several groups: the least advanced)
-    podgroup_messages: list[str] = field(default_factory=list)  # Volcano's words: conditions and events
+    podgroup_phase: str = ""       # Volcano: Pending / Inqueue / Running; coscheduling: Pending ... Running
+    podgroup_messages: list[str] = field(default_factory=list)  # the scheduler's words: conditions and events
     sim_podgroup_phase: str = ""
     sim_state: str = ""
     sim_nodes: list[str] = field(default_factory=list)
@@ -124,6 +142,12 @@ def bundle_volcano_values(export) -> dict | None:
     """The bundle's volcano/values.yaml (custom.scheduler_config_override: actions, tiers, plugin
     arguments), rendered by the chart into the scheduler's configuration (LocalPlane.use_volcano_values)."""
     values = export.file("volcano/values.yaml")
+    return values.values if values else None
+
+
+def bundle_coscheduling_values(export) -> dict | None:
+    """The bundle's coscheduling/values.yaml (scheduler name, plugins, Coscheduling's permit timeout)."""
+    values = export.file("coscheduling/values.yaml")
     return values.values if values else None
 
 
@@ -225,32 +249,29 @@ def _snapshot(kube: Kube, namespaces: list[str]) -> tuple:
                           tuple((c["type"], c["status"], c.get("reason", "")) for c in wl.get("status", {}).get("conditions", []))))
         for pod in kube.list("v1", "Pod", ns):
             state.append(("pod", ns, pod["metadata"]["name"], pod["spec"].get("nodeName"), pod.get("status", {}).get("phase")))
-        for pg in _podgroups(kube, ns):
-            state.append(("pg", ns, pg["metadata"]["name"], pg.get("status", {}).get("phase")))
+        for gk in POD_GROUPS.values():
+            for pg in _podgroups(kube, gk, ns):
+                state.append(("pg", ns, pg["metadata"]["name"], pg.get("status", {}).get("phase")))
     return tuple(sorted(state))
 
 
-def _podgroups(kube: Kube, namespace: str) -> list[dict]:
-    """Volcano's PodGroups in the namespace; none when Volcano's CRDs are not installed."""
+def _podgroups(kube: Kube, gk: GroupKind, namespace: str) -> list[dict]:
+    """The PodGroups of one kind in the namespace; none when its CRD is not installed."""
     try:
-        return kube.list(VOLCANO, "PodGroup", namespace)
+        return kube.list(gk.api, "PodGroup", namespace)
     except (KubeError, KeyError):
         return []
 
 
-# Volcano's PodGroup phases in the order a group goes through them.
-PODGROUP_PHASES = ("Pending", "Inqueue", "Running")
-
-
-def _volcano_groups(kube: Kube, ns: str, pods: list[dict]) -> tuple[str, list[str]]:
-    """The phase of the PodGroups Volcano's controller made for these pods (the least advanced when
-    several) and Volcano's own words about them: the conditions' and the events' messages."""
-    names = {p["metadata"].get("annotations", {}).get(VOLCANO_GROUP_ANNOTATION) for p in pods} - {None}
-    groups = [g for g in _podgroups(kube, ns) if g["metadata"]["name"] in names]
+def _pod_groups(kube: Kube, gk: GroupKind, ns: str, pods: list[dict]) -> tuple[str, list[str]]:
+    """The phase of the PodGroups these pods belong to (the least advanced when several) and the
+    scheduler's own words about them: the conditions' and the Warning events' messages."""
+    names = {p["metadata"].get("labels" if gk.in_labels else "annotations", {}).get(gk.key) for p in pods} - {None}
+    groups = [g for g in _podgroups(kube, gk, ns) if g["metadata"]["name"] in names]
     if not groups:
         return "", []
-    phases = [g.get("status", {}).get("phase", "Pending") for g in groups]
-    phase = min(phases, key=lambda ph: PODGROUP_PHASES.index(ph) if ph in PODGROUP_PHASES else -1)
+    phases = [g.get("status", {}).get("phase") or "Pending" for g in groups]
+    phase = min(phases, key=lambda ph: gk.phases.index(ph) if ph in gk.phases else -1)
     messages = [c["message"] for g in groups for c in g.get("status", {}).get("conditions", [])
                 if c.get("message") and c.get("status") == "True"]
     if phase == "Running":  # a bound group's Warning events are the passing "1 Binding" of the bind cycle
@@ -319,7 +340,8 @@ def observe(kube: Kube, workloads: list[tuple[str, dict]]) -> list[WorkloadResul
                     cond = _condition(pod, "PodScheduled")
                     pending.append((cond or {}).get("message") or f"no scheduler has acted (schedulerName {pod['spec'].get('schedulerName')})")
             schedulers = sorted({p["spec"].get("schedulerName") or PLANE_SCHEDULER for p in pods})
-            phase, pg_messages = _volcano_groups(kube, ns, pods) if "volcano" in schedulers else ("", [])
+            gk = next((POD_GROUPS[n] for n in schedulers if n in POD_GROUPS), None)
+            phase, pg_messages = _pod_groups(kube, gk, ns, pods) if gk else ("", [])
             results.append(WorkloadResult(path, obj["kind"], ns, name, admitted, message, len(pods), bound,
                                           sorted(set(pending)), schedulers=schedulers, podgroup_phase=phase,
                                           podgroup_messages=pg_messages))
@@ -410,7 +432,8 @@ def judge(results: list[WorkloadResult], answers: dict[str, object], phases: dic
                             f"{'admitted' if sim_admitted else 'did not'}")
         if r.podgroup_phase and r.sim_podgroup_phase and r.podgroup_phase != r.sim_podgroup_phase:
             disagree.append(f"Volcano's PodGroup is {r.podgroup_phase}, the simulator's {r.sim_podgroup_phase}")
-        who = "Volcano" if "volcano" in r.schedulers else "kube-scheduler"
+        who = ("Volcano" if "volcano" in r.schedulers else "coscheduling" if "scheduler-plugins-scheduler" in r.schedulers
+               else "kube-scheduler")
         if real_bound != sim_bound:
             disagree.append(f"{who} {'bound every pod' if real_bound else 'left pods pending'}, the simulator "
                             f"{'started it' if sim_bound else 'did not start it'}")
@@ -453,6 +476,7 @@ def try_on_plane(plane, scenario: Scenario, *, export=None, workloads: list[dict
     export = export or export_scenario(scenario)
     plane.use_kueue_config(bundle_kueue_config(export))
     plane.use_volcano_values(bundle_volcano_values(export))
+    plane.use_coscheduling_values(bundle_coscheduling_values(export))
     plane.ensure(needed_components(export, workloads))
     return try_scenario(plane.kube, scenario, export=export, workloads=workloads, progress=progress,
                         components=tuple(plane.running()))

@@ -14,10 +14,12 @@ def try_stack(stack: Stack, *, run_id=None, scenario_name: str | None = None,
     """Start a plane, try the stack's bundle on it, stop the plane; the trial as a dict.
     Raises ValidationError (from stack_export) or placement.deploy.localplane.ComponentFailed."""
     from placement.deploy.localplane import LocalPlane
-    from placement.deploy.localplane.trial import bundle_kueue_config, bundle_volcano_values, try_on_plane
+    from placement.deploy.localplane.trial import (bundle_coscheduling_values, bundle_kueue_config,
+                                                   bundle_volcano_values, try_on_plane)
 
     result = stack_export(stack, run_id=run_id, scenario_name=scenario_name)
-    with LocalPlane(kueue_config=bundle_kueue_config(result.export), volcano_values=bundle_volcano_values(result.export),
-                    progress=progress) as plane:
+    export = result.export
+    with LocalPlane(kueue_config=bundle_kueue_config(export), volcano_values=bundle_volcano_values(export),
+                    coscheduling_values=bundle_coscheduling_values(export), progress=progress) as plane:
         trial = try_on_plane(plane, result.scenario, export=result.export, progress=progress)
     return {"stack": stack.pk, "name": stack.name, "source": result.source, **trial.as_dict()}
