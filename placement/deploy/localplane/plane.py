@@ -567,7 +567,12 @@ class LocalPlane:
     def _start_volcano_scheduler(self, exe: Path) -> None:
         self._volcano_crds()
         _, conf = self._volcano_render()
-        path = self.workdir / VOLCANO_SCHEDULER_CONF
+        # A directory of its own: vc-scheduler watches the configuration's directory and reloads on every
+        # write in it (pkg/scheduler/scheduler.go NewScheduler, watchSchedulerConf); beside the plane's logs
+        # it reloaded for each log line, logging each reload, and wrote 2.8 GB of log in 15 minutes.
+        confdir = self.workdir / "volcano-scheduler-conf"
+        confdir.mkdir(exist_ok=True)
+        path = confdir / VOLCANO_SCHEDULER_CONF
         path.write_text(conf)
         p = self.ports
         proc = self._spawn("volcano-scheduler", [
