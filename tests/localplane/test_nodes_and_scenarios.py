@@ -78,3 +78,20 @@ def test_a_gangs_workload_and_pod_group_go_in_beside_its_job_and_are_not_judged_
     items = bundle_workloads(export)
     assert {o["kind"] for _, o in items} == {"Workload", "PodGroup", "Job"}
     assert [(r.kind, r.name) for r in observe(NoObjects(), items)] == [("Job", "pretrain-team-1")]
+
+
+def test_a_pytorchjob_gang_is_grouped_for_the_gang_scheduler_its_pods_name_as_the_training_operator_would():
+    from placement.deploy.localplane.scenarios import gang_as_grouped_job
+
+    def gang(scheduler):
+        template = {"metadata": {"labels": {"app": "g"}}, "spec": {"schedulerName": scheduler, "containers": []}}
+        return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "g", "namespace": "r"}, "spec": {
+            "pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": template}, "Worker": {"replicas": 7, "template": template}},
+            "runPolicy": {"schedulingPolicy": {"minAvailable": 8}}}}
+
+    (job,) = gang_as_grouped_job(gang("volcano"))
+    assert job["metadata"]["annotations"] == {"scheduling.volcano.sh/group-min-member": "8"}
+    group, job = gang_as_grouped_job(gang("scheduler-plugins-scheduler"))
+    assert (group["kind"], group["spec"]["minMember"]) == ("PodGroup", 8)
+    assert job["spec"]["template"]["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] == "g"
+    assert job["spec"]["parallelism"] == 8

@@ -10,38 +10,16 @@ PodGroup of minMember 8. Here it is the same pod template in a batch Job, groupe
   `scheduling.x-k8s.io/pod-group` (scheduler-plugins pkg/coscheduling, as its README's example).
 The gang binds all or none, as the simulator says."""
 
-import copy
-
 import pytest
 
 from placement.deploy import export_scenario
+from placement.deploy.localplane.scenarios import gang_as_grouped_job
 from placement.deploy.localplane.trial import bundle_workloads, clean, try_on_plane
 from scheduler_core import load_scenario
 from scheduler_core.scenario import parse_scenario
 from tests.localplane.test_trials import SCENARIOS
 
 pytestmark = pytest.mark.controlplane
-
-VOLCANO_MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
-COSCHEDULING_LABEL = "scheduling.x-k8s.io/pod-group"
-
-
-def _gang_as_job(pytorchjob: dict, scheduler: str) -> list[dict]:
-    spec = pytorchjob["spec"]
-    workers = sum(r["replicas"] for r in spec["pytorchReplicaSpecs"].values())
-    min_member = spec["runPolicy"]["schedulingPolicy"]["minAvailable"]
-    template = copy.deepcopy(spec["pytorchReplicaSpecs"]["Worker"]["template"])
-    template["spec"]["restartPolicy"] = "Never"
-    meta = copy.deepcopy(pytorchjob["metadata"])
-    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
-           "spec": {"parallelism": workers, "completions": workers, "template": template}}
-    if scheduler == "volcano":
-        meta["annotations"] = {VOLCANO_MIN_MEMBER: str(min_member)}
-        return [job]
-    template["metadata"]["labels"][COSCHEDULING_LABEL] = meta["name"]
-    group = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
-             "metadata": {"name": meta["name"], "namespace": meta["namespace"]}, "spec": {"minMember": min_member}}
-    return [group, job]
 
 
 def _trial(plane, stack: str, nodes: int):
@@ -51,7 +29,7 @@ def _trial(plane, stack: str, nodes: int):
     scenario = parse_scenario(doc, source="test")
     export = export_scenario(scenario)
     plain = [o for _, o in bundle_workloads(export) if o["kind"] != "PyTorchJob"]
-    gang = [g for _, o in bundle_workloads(export) if o["kind"] == "PyTorchJob" for g in _gang_as_job(o, stack)]
+    gang = [g for _, o in bundle_workloads(export) if o["kind"] == "PyTorchJob" for g in gang_as_grouped_job(o)]
     workloads = plain + gang  # the eval job first: it takes its GPU before the gang comes
     try:
         return try_on_plane(plane, scenario, export=export, workloads=workloads)
