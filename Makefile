@@ -25,9 +25,9 @@ run: install
 
 # The local control plane (docs/controlplane.md): etcd, kube-apiserver, controller-manager, scheduler, KWOK and
 # Kueue built from controlplane/ (cached) and started on loopback from ATLAS_CONTROLPLANE_PORT_BASE (47100);
-# Ctrl-C or `make cluster-stop` stops every process it started.
+# Ctrl-C or `make cluster-stop` stops every process it started. CLUSTER_ARGS="--with volcano --with coscheduling" adds those.
 cluster: install
-	$(PY) -m placement.deploy.localplane up
+	$(PY) -m placement.deploy.localplane up $(CLUSTER_ARGS)
 
 cluster-stop: install
 	$(PY) -m placement.deploy.localplane stop

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build upstream components pinned by the Go modules under controlplane/ into a cache outside the
 # repository, and print the directory holding the binaries. A component is rebuilt only when its
-# go.mod/go.sum change (the cache key is their hash), so repeated runs cost nothing.
+# go.mod/go.sum/ldflags change (the cache key is their hash), so repeated runs cost nothing.
 #
 #   controlplane/build.sh helm            # -> prints e.g. /root/.cache/atlas-controlplane/helm-1a2b3c4d/bin
 #
@@ -17,7 +17,8 @@ build_one() {
   local comp=$1 dir="$here/$1"
   [ -f "$dir/go.mod" ] || { echo "controlplane: unknown component '$comp' (known: $(cd "$here" && ls -d */ | tr -d / | tr '\n' ' '))" >&2; return 2; }
   local key
-  key=$(cat "$dir/go.mod" "$dir/go.sum" "$here/build.sh" | sha256sum | cut -c1-12)
+  # ldflags too: a binary linked with other flags (e.g. the version a component checks itself against) is another binary.
+  key=$({ cat "$dir/go.mod" "$dir/go.sum" "$here/build.sh"; cat "$dir/ldflags" 2>/dev/null || true; } | sha256sum | cut -c1-12)
   local out="$cache/$comp-$key"
   if [ -f "$out/.complete" ]; then echo "$out/bin"; return 0; fi
   rm -rf "$out"; mkdir -p "$out/bin"

@@ -5,7 +5,7 @@ kube-scheduler's GangScheduling plugin places the gang all or nothing - as the s
 
 import pytest
 
-from placement.deploy.localplane.trial import clean, configure_plane, try_scenario
+from placement.deploy.localplane.trial import clean, try_on_plane
 from tests.localplane.gang_stack import gang_stack
 
 pytestmark = pytest.mark.controlplane
@@ -15,9 +15,8 @@ WORKLOAD_API = "scheduling.k8s.io/v1beta1"
 
 def _gang_trial(plane, gpus_per_node):
     scenario, export = gang_stack(gpus_per_node)
-    configure_plane(plane, export)  # Kueue and kube-scheduler as the bundle's install configures them
-    try:
-        trial = try_scenario(plane.kube, scenario, export=export)
+    try:  # Kueue and kube-scheduler as the bundle's installs configure them
+        trial = try_on_plane(plane, scenario, export=export)
         (result,) = trial.workloads
         ns = result.namespace
         served = {(kind, o["metadata"]["name"]) for kind in ("Workload", "PodGroup")

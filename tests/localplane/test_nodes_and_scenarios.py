@@ -118,3 +118,20 @@ def test_the_dra_drivers_chart_creates_the_device_classes_the_claims_name():
     made = {(o["kind"], o["metadata"]["name"]): o for _, o in chart_objects(export)}
     assert set(made) == {("DeviceClass", "gpu.nvidia.com"), ("DeviceClass", "mig.nvidia.com")}
     assert "type == 'gpu'" in made[("DeviceClass", "gpu.nvidia.com")]["spec"]["selectors"][0]["cel"]["expression"]
+
+
+def test_a_pytorchjob_gang_is_grouped_for_the_gang_scheduler_its_pods_name_as_the_training_operator_would():
+    from placement.deploy.localplane.scenarios import gang_as_grouped_job
+
+    def gang(scheduler):
+        template = {"metadata": {"labels": {"app": "g"}}, "spec": {"schedulerName": scheduler, "containers": []}}
+        return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "g", "namespace": "r"}, "spec": {
+            "pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": template}, "Worker": {"replicas": 7, "template": template}},
+            "runPolicy": {"schedulingPolicy": {"minAvailable": 8}}}}
+
+    (job,) = gang_as_grouped_job(gang("volcano"))
+    assert job["metadata"]["annotations"] == {"scheduling.volcano.sh/group-min-member": "8"}
+    group, job = gang_as_grouped_job(gang("scheduler-plugins-scheduler"))
+    assert (group["kind"], group["spec"]["minMember"]) == ("PodGroup", 8)
+    assert job["spec"]["template"]["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] == "g"
+    assert job["spec"]["parallelism"] == 8

@@ -19,3 +19,24 @@ def test_the_trial_starts_kueue_with_the_bundles_integrations_and_settings():
     assert "Deployment" in kinds  # b-search, the tenant's inference service
     assert {"pod", "deployment"} <= frameworks
     assert "batch/job" in frameworks
+
+
+def test_a_volcano_stack_starts_volcano_with_the_bundles_scheduler_configuration_and_a_kueue_stack_does_not():
+    from placement.deploy.localplane.trial import bundle_volcano_values, needed_components
+
+    volcano = export_scenario(load_scenario(SCENARIOS / "partial-gang-volcano.yaml"))
+    assert needed_components(volcano) == ("volcano-controller-manager", "volcano-scheduler")
+    # the chart renders the scheduler's configuration from these values: the gang plugin and the actions
+    conf = bundle_volcano_values(volcano)["custom"]["scheduler_config_override"]
+    assert "name: gang" in conf and "enqueue" in conf
+    kueue = export_scenario(load_scenario(SCENARIOS / "starved-tenant-kueue.yaml"))
+    assert needed_components(kueue) == ()
+    assert bundle_volcano_values(kueue) is None
+
+
+def test_a_coscheduling_stack_starts_the_second_scheduler_its_pods_name():
+    from placement.deploy.localplane.trial import bundle_coscheduling_values, needed_components
+
+    export = export_scenario(load_scenario(SCENARIOS / "partial-gang-coscheduling.yaml"))
+    assert needed_components(export) == ("coscheduling-controller", "coscheduling-scheduler")
+    assert bundle_coscheduling_values(export)["scheduler"]["name"] == "scheduler-plugins-scheduler"

@@ -9,7 +9,7 @@ import pytest
 
 from placement.deploy import export_scenario
 from placement.deploy.localplane.scenarios import gang_as_job, generate, workload_objects
-from placement.deploy.localplane.trial import clean, configure_plane, try_scenario
+from placement.deploy.localplane.trial import clean, try_on_plane
 from scheduler_core import load_scenario
 
 pytestmark = pytest.mark.controlplane
@@ -32,11 +32,17 @@ KNOWN_DISAGREEMENTS: dict[int, str] = {}
 
 def _trial(plane, scenario, workloads=None):
     export = export_scenario(scenario)
-    configure_plane(plane, export)  # Kueue and kube-scheduler as the bundle's install configures them
-    try:
-        return try_scenario(plane.kube, scenario, export=export, workloads=workloads)
+    try:  # Kueue and Volcano as the bundle's helm installs configure them
+        return try_on_plane(plane, scenario, export=export, workloads=workloads)
     finally:
         clean(plane.kube, scenario, export, workloads)
+
+
+# The Volcano stacks among them: Volcano's scheduler and controllers are started for them (LocalPlane.ensure).
+VOLCANO_SCENARIOS = ["starved-tenant-volcano", "partial-gang-volcano", "form-a-mig-volcano", "topology-cliff-volcano", "topology-nic-cliff",
+                     "form-c-mig-hami-volcano"]
+# scheduler-plugins' coscheduling as a second scheduler (its scheduler and PodGroup controller started for them).
+COSCHEDULING_SCENARIOS = ["partial-gang-coscheduling"]
 
 
 @pytest.mark.parametrize("name", KUEUE_SCENARIOS)
@@ -60,6 +66,25 @@ def test_every_kube_scheduler_stacks_bundle_is_accepted_and_its_pods_are_bound_w
     assert [(w.name, w.note) for w in trial.workloads if w.agree is False] == []
     waiting = [w for w in trial.workloads if w.agree is None]
     assert all("hami-scheduler" in w.note for w in waiting), [(w.name, w.note) for w in waiting]
+
+
+@pytest.mark.parametrize("name", VOLCANO_SCENARIOS)
+def test_a_volcano_stacks_bundle_is_accepted_and_volcano_binds_or_holds_each_workload_as_the_simulator_says(plane, name):
+    trial = _trial(plane, load_scenario(SCENARIOS / f"{name}.yaml"))
+    assert [(r.file, r.kind, r.name, r.message) for r in trial.rejected] == []
+    assert trial.workloads
+    assert [(w.name, w.note) for w in trial.workloads if w.agree is False] == []
+    # Volcano, not kube-scheduler, acted on the pods that name it: each has a PodGroup with a phase.
+    assert all(w.podgroup_phase for w in trial.workloads if "volcano" in w.schedulers)
+
+
+@pytest.mark.parametrize("name", COSCHEDULING_SCENARIOS)
+def test_a_coscheduling_stacks_bundle_is_accepted_and_the_second_scheduler_binds_as_the_simulator_says(plane, name):
+    trial = _trial(plane, load_scenario(SCENARIOS / f"{name}.yaml"))
+    assert [(r.file, r.kind, r.name, r.message) for r in trial.rejected] == []
+    assert trial.workloads
+    assert [(w.name, w.note) for w in trial.workloads if w.agree is False] == []
+    assert all(w.agree is not None for w in trial.workloads if w.pods)  # its pods were judged, not waited on
 
 
 def test_the_simulator_agrees_with_kueue_and_kube_scheduler_on_generated_scenarios(plane):

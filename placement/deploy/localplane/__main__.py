@@ -1,5 +1,6 @@
 """``python -m placement.deploy.localplane up`` starts the plane and keeps it until Ctrl-C or
-``python -m placement.deploy.localplane stop``; either stops every process it started."""
+``python -m placement.deploy.localplane stop``; either stops every process it started. ``--with volcano``
+(or ``coscheduling``) starts that scheduler and its controllers too."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ import sys
 import time
 from pathlib import Path
 
-from placement.deploy.localplane.plane import ComponentFailed, LocalPlane, Ports, port_base
+from placement.deploy.localplane.plane import COMPONENTS, ComponentFailed, LocalPlane, Ports, port_base
+from placement.deploy.localplane.trial import SCHEDULER_COMPONENTS
+
+# --with NAME -> the optional components started beside the plane's own
+EXTRAS = {"volcano": SCHEDULER_COMPONENTS["volcano"], "coscheduling": SCHEDULER_COMPONENTS["scheduler-plugins-scheduler"]}
 
 
 def _pidfile(base: int) -> Path:
@@ -22,6 +27,8 @@ def _pidfile(base: int) -> Path:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m placement.deploy.localplane")
     parser.add_argument("command", choices=["up", "stop"])
+    parser.add_argument("--with", dest="extras", action="append", default=[], choices=sorted(EXTRAS),
+                        help="also start this scheduler (repeatable)")
     args = parser.parse_args(argv)
     try:
         base = port_base()
@@ -37,7 +44,9 @@ def main(argv=None) -> int:
         print(f"stopping the plane on port base {base}")
         return 0
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    plane = LocalPlane(ports=Ports(base), progress=lambda m: print(m, flush=True))
+    extras = tuple(c for name in args.extras for c in EXTRAS[name])
+    plane = LocalPlane(ports=Ports(base), components=COMPONENTS + tuple(dict.fromkeys(extras)),
+                       progress=lambda m: print(m, flush=True))
     try:
         plane.start()
     except ComponentFailed as exc:

@@ -1,5 +1,7 @@
 """Start and stop a local control plane on loopback: etcd, kube-apiserver, kube-controller-manager,
-kube-scheduler, the KWOK controller (fake nodes) and Kueue's manager, built by controlplane/build.sh.
+kube-scheduler, the KWOK controller (fake nodes) and Kueue's manager, built by controlplane/build.sh;
+on demand (a stack whose pods name them), Volcano's scheduler and controller-manager, and
+scheduler-plugins' kube-scheduler with Coscheduling as a second scheduler with its PodGroup controller.
 
 Every process runs in its own session with its output in ``<workdir>/<component>.log``, dies with
 this process (PR_SET_PDEATHSIG) and is stopped in reverse start order by :meth:`LocalPlane.stop`.
@@ -57,14 +59,30 @@ KUEUE_METRICS_CERTS = "/etc/kueue/metrics/certs"
 # (pkg/api/pod/util.go dropDisabledSchedulingGroup), so a gang would run one pod at a time unnoticed.
 WORKLOAD_API_GATES = f"{t.WORKLOAD_API_GATE}=true"
 WORKLOAD_API_RUNTIME_CONFIG = f"{t.WORKLOAD_API_VERSION}=true"
+# Volcano v1.14.1 (controlplane/volcano: v1.15.1, the chart's version, does not build from the proxy);
+# CRDs and the scheduler's configuration are rendered from the v1.15.1 chart with the bundle's values.
+VOLCANO_CHART = "volcano/v1.15.1/volcano"
+VOLCANO_NAMESPACE = "volcano-system"
+VOLCANO_SCHEDULER_CONF = "volcano-scheduler.conf"
+# scheduler-plugins v0.34.7 as a second scheduler: its PodGroup CRD and the KubeSchedulerConfiguration
+# the chart renders from the bundle's coscheduling/values.yaml.
+COSCHEDULING_CHART = "scheduler-plugins/v0.34.7/as-a-second-scheduler"
+COSCHEDULING_NAMESPACE = "scheduler-plugins"
+COSCHEDULING_CRDS = ("scheduling.x-k8s.io_podgroups.yaml", "scheduling.x-k8s.io_elasticquotas.yaml")
 DEFAULT_PORT_BASE = 47100
 READY_TIMEOUT = float(os.environ.get("ATLAS_CONTROLPLANE_READY_TIMEOUT", "180"))
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kueue")
+# Started only for a stack that needs them (LocalPlane.ensure): the Kueue stacks' plane stays as it was.
+# vc-webhook-manager (Volcano's admission webhooks) is not built: the plane runs without them.
+OPTIONAL_COMPONENTS = ("volcano-controller-manager", "volcano-scheduler", "coscheduling-controller", "coscheduling-scheduler")
+KNOWN_COMPONENTS = COMPONENTS + OPTIONAL_COMPONENTS
 # component -> (controlplane/ module, binary name)
 BINARIES = {"etcd": ("etcd", "server"), "kube-apiserver": ("kubernetes", "kube-apiserver"),
             "kube-controller-manager": ("kubernetes", "kube-controller-manager"),
             "kube-scheduler": ("kubernetes", "kube-scheduler"), "kwok": ("kwok", "kwok"), "kueue": ("kueue", "kueue"),
-            "helm": ("helm", "helm")}
+            "helm": ("helm", "helm"), "volcano-controller-manager": ("volcano", "controller-manager"),
+            "volcano-scheduler": ("volcano", "scheduler"), "coscheduling-controller": ("coscheduling", "controller"),
+            "coscheduling-scheduler": ("coscheduling", "scheduler")}
 
 
 class ComponentFailed(Exception):
@@ -97,11 +115,31 @@ class Ports:
     def kueue_webhook(self): return self.base + 6
     @property
     def kueue_health(self): return self.base + 7
+    @property
+    def volcano_scheduler_health(self): return self.base + 8
+    @property
+    def volcano_scheduler_metrics(self): return self.base + 9
+    @property
+    def volcano_controllers_health(self): return self.base + 10
+    @property
+    def volcano_controllers_metrics(self): return self.base + 11
+    @property
+    def coscheduling_scheduler(self): return self.base + 12
+    @property
+    def coscheduling_controller_health(self): return self.base + 13
+    @property
+    def coscheduling_controller_metrics(self): return self.base + 14
 
     def owners(self) -> dict[int, str]:
         return {self.etcd: "etcd client", self.etcd_peer: "etcd peer", self.apiserver: "kube-apiserver",
                 self.controller_manager: "kube-controller-manager", self.scheduler: "kube-scheduler",
-                self.kwok: "kwok", self.kueue_webhook: "kueue webhook", self.kueue_health: "kueue health probe"}
+                self.kwok: "kwok", self.kueue_webhook: "kueue webhook", self.kueue_health: "kueue health probe",
+                self.volcano_scheduler_health: "volcano-scheduler health", self.volcano_scheduler_metrics: "volcano-scheduler",
+                self.volcano_controllers_health: "volcano-controller-manager health",
+                self.volcano_controllers_metrics: "volcano-controller-manager",
+                self.coscheduling_scheduler: "coscheduling-scheduler",
+                self.coscheduling_controller_health: "coscheduling-controller health",
+                self.coscheduling_controller_metrics: "coscheduling-controller"}
 
 
 def port_base() -> int:
@@ -157,8 +195,11 @@ def _port_free(port: int) -> bool:
     return True
 
 
-def helm_template(chart: Path, release: str, namespace: str, values: dict | None = None) -> list[dict]:
+def helm_template(chart: Path, release: str, namespace: str, values: dict | None = None,
+                  include_crds: bool = False) -> list[dict]:
     args = [str(binary("helm")), "template", release, str(chart), "--namespace", namespace]
+    if include_crds:
+        args.append("--include-crds")
     with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
         if values:
             yaml.safe_dump(values, f)
@@ -187,13 +228,17 @@ class Process:
 @dataclass
 class LocalPlane:
     """``with LocalPlane() as plane: plane.kube.apply(...)``; ``kueue_config`` (a Kueue Configuration,
-    e.g. the bundle's kueue-manager-config) is merged over the chart's before the network settings."""
+    e.g. the bundle's kueue-manager-config) is merged over the chart's before the network settings;
+    ``volcano_values`` (the bundle's volcano/values.yaml) render the Volcano chart whose scheduler
+    configuration the plane's Volcano scheduler runs."""
 
     workdir: Path | None = None
     ports: Ports | None = None
     components: tuple[str, ...] = COMPONENTS
     kueue_config: dict | None = None
     scheduler_config: dict | None = None  # the bundle's KubeSchedulerConfiguration (profiles) for kube-scheduler
+    volcano_values: dict | None = None
+    coscheduling_values: dict | None = None
     progress: Callable[[str], None] | None = None
     processes: list[Process] = field(default_factory=list)
     kube: Kube | None = None
@@ -201,9 +246,9 @@ class LocalPlane:
 
     def __post_init__(self):
         self.ports = self.ports or Ports(port_base())
-        unknown = set(self.components) - set(COMPONENTS)
+        unknown = set(self.components) - set(KNOWN_COMPONENTS)
         if unknown:
-            raise ComponentFailed("plane", f"unknown components {sorted(unknown)} (known: {', '.join(COMPONENTS)})")
+            raise ComponentFailed("plane", f"unknown components {sorted(unknown)} (known: {', '.join(KNOWN_COMPONENTS)})")
 
     # --- lifecycle ---------------------------------------------------------------------------
     def __enter__(self) -> "LocalPlane":
@@ -274,6 +319,19 @@ class LocalPlane:
         self.scheduler_config = config
         self._restart("kube-scheduler")
 
+    def ensure(self, components: tuple[str, ...] | list[str]) -> None:
+        """Start the optional ``components`` a stack's trial needs (e.g. Volcano) on a running plane; those
+        already running stay."""
+        unknown = set(components) - set(KNOWN_COMPONENTS)
+        if unknown:
+            raise ComponentFailed("plane", f"unknown components {sorted(unknown)} (known: {', '.join(KNOWN_COMPONENTS)})")
+        missing = [c for c in KNOWN_COMPONENTS if c in components and c not in self.components]
+        bins = {c: binary(c) for c in missing}
+        for component in missing:
+            self._say(f"starting {component}")
+            getattr(self, "_start_" + component.replace("-", "_"))(bins[component])
+            self.components = (*self.components, component)
+
     def _restart(self, component: str) -> None:
         """A component that reads its configuration once at start, restarted with the current one."""
         for proc in [p for p in self.processes if p.component == component]:
@@ -286,6 +344,24 @@ class LocalPlane:
             self.processes.remove(proc)
         self._say(f"restarting {component} with the bundle's configuration")
         getattr(self, "_start_" + component.replace("-", "_"))(binary(component))
+
+    def use_volcano_values(self, values: dict | None) -> None:
+        """Run the Volcano scheduler with the configuration the chart renders from ``values`` (a bundle's
+        volcano/values.yaml) from now on; it restarts when the next bundle's differs."""
+        if values == self.volcano_values:
+            return
+        self.volcano_values = values
+        if "volcano-scheduler" in self.components:
+            self._restart("volcano-scheduler")
+
+    def use_coscheduling_values(self, values: dict | None) -> None:
+        """Run scheduler-plugins' scheduler with the KubeSchedulerConfiguration the chart renders from
+        ``values`` (a bundle's coscheduling/values.yaml) from now on; it restarts when the next bundle's differs."""
+        if values == self.coscheduling_values:
+            return
+        self.coscheduling_values = values
+        if "coscheduling-scheduler" in self.components:
+            self._restart("coscheduling-scheduler")
 
     def running(self) -> list[str]:
         return [p.component for p in self.processes if p.popen.poll() is None]
@@ -480,3 +556,96 @@ class LocalPlane:
         self._wait(proc, lambda: self._http_ok(self.ports.kueue_health, "/readyz"), "ready")
         for hook in hooks:
             self.kube.apply(hook)
+
+    # Volcano: CRDs from the upstream chart; the scheduler's configuration is the chart's
+    # volcano-scheduler-configmap rendered with the bundle's values (custom.scheduler_config_override).
+    def _volcano_render(self) -> tuple[list[dict], str]:
+        docs = helm_template(SHARED / "charts" / VOLCANO_CHART, "volcano", VOLCANO_NAMESPACE, self.volcano_values)
+        crds = [d for d in docs if d["kind"] == "CustomResourceDefinition"]
+        conf = next((d["data"][VOLCANO_SCHEDULER_CONF] for d in docs
+                     if d["kind"] == "ConfigMap" and VOLCANO_SCHEDULER_CONF in d.get("data", {})), None)
+        if conf is None:
+            raise ComponentFailed("volcano-scheduler", f"the chart rendered no ConfigMap with {VOLCANO_SCHEDULER_CONF}")
+        return crds, conf
+
+    def _volcano_crds(self) -> None:
+        if getattr(self, "_volcano_crds_applied", False):
+            return
+        crds, _ = self._volcano_render()
+        for obj in [*crds, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": VOLCANO_NAMESPACE}}]:
+            self.kube.apply(obj)
+        self._wait_established(crds)
+        self._volcano_crds_applied = True
+
+    def _start_volcano_controller_manager(self, exe: Path) -> None:
+        """Volcano's controllers: the PodGroup controller makes a PodGroup for each pod with schedulerName
+        volcano that has none (a batch Job's, a Deployment's), the queue controller opens the Queues."""
+        self._volcano_crds()
+        p = self.ports
+        proc = self._spawn("volcano-controller-manager", [
+            str(exe), f"--kubeconfig={self.kubeconfig}", "--leader-elect=false", "--enable-healthz=true",
+            f"--healthz-address=127.0.0.1:{p.volcano_controllers_health}",
+            f"--listen-address=127.0.0.1:{p.volcano_controllers_metrics}", "--logtostderr", "-v=3"],
+            env={"KUBE_POD_NAMESPACE": VOLCANO_NAMESPACE})
+        self._wait(proc, lambda: self._http_ok(p.volcano_controllers_health, "/healthz"), "healthy")
+
+    def _start_volcano_scheduler(self, exe: Path) -> None:
+        self._volcano_crds()
+        _, conf = self._volcano_render()
+        # A directory of its own: vc-scheduler watches the configuration's directory and reloads on every
+        # write in it (pkg/scheduler/scheduler.go NewScheduler, watchSchedulerConf); beside the plane's logs
+        # it reloaded for each log line, logging each reload, and wrote 2.8 GB of log in 15 minutes.
+        confdir = self.workdir / "volcano-scheduler-conf"
+        confdir.mkdir(exist_ok=True)
+        path = confdir / VOLCANO_SCHEDULER_CONF
+        path.write_text(conf)
+        p = self.ports
+        proc = self._spawn("volcano-scheduler", [
+            str(exe), f"--kubeconfig={self.kubeconfig}", f"--scheduler-conf={path}", "--leader-elect=false",
+            "--enable-healthz=true", f"--healthz-address=127.0.0.1:{p.volcano_scheduler_health}",
+            f"--listen-address=127.0.0.1:{p.volcano_scheduler_metrics}", "--schedule-period=1s", "--logtostderr", "-v=3"],
+            env={"KUBE_POD_NAMESPACE": VOLCANO_NAMESPACE})
+        self._wait(proc, lambda: self._http_ok(p.volcano_scheduler_health, "/healthz"), "healthy")
+
+    # scheduler-plugins: a second kube-scheduler whose profile (schedulerName, Coscheduling, its
+    # permitWaitingTimeSeconds) is the chart's scheduler-config rendered with the bundle's values.
+    def _coscheduling_render(self) -> tuple[list[dict], dict]:
+        docs = helm_template(SHARED / "charts" / COSCHEDULING_CHART, "scheduler-plugins", COSCHEDULING_NAMESPACE,
+                             self.coscheduling_values, include_crds=True)
+        crds = [d for d in docs if d["kind"] == "CustomResourceDefinition"
+                and f"{d['spec']['group']}_{d['spec']['names']['plural']}.yaml" in COSCHEDULING_CRDS]
+        config = next((yaml.safe_load(d["data"]["scheduler-config.yaml"]) for d in docs
+                       if d["kind"] == "ConfigMap" and "scheduler-config.yaml" in d.get("data", {})), None)
+        if config is None:
+            raise ComponentFailed("coscheduling-scheduler", "the chart rendered no scheduler-config (plugins.enabled empty?)")
+        return crds, config
+
+    def _coscheduling_crds(self) -> None:
+        if getattr(self, "_coscheduling_crds_applied", False):
+            return
+        crds, _ = self._coscheduling_render()
+        for obj in [*crds, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": COSCHEDULING_NAMESPACE}}]:
+            self.kube.apply(obj)
+        self._wait_established(crds)
+        self._coscheduling_crds_applied = True
+
+    def _start_coscheduling_controller(self, exe: Path) -> None:
+        """The PodGroup controller: a PodGroup's status (phase, scheduled / running counts)."""
+        self._coscheduling_crds()
+        p = self.ports
+        proc = self._spawn("coscheduling-controller", [
+            str(exe), f"--kubeconfig={self.kubeconfig}", f"--probeAddr=127.0.0.1:{p.coscheduling_controller_health}",
+            f"--metricsAddr=127.0.0.1:{p.coscheduling_controller_metrics}", "--qps=50", "--burst=100"])
+        self._wait(proc, lambda: self._http_ok(p.coscheduling_controller_health, "/healthz"), "healthy")
+
+    def _start_coscheduling_scheduler(self, exe: Path) -> None:
+        self._coscheduling_crds()
+        _, config = self._coscheduling_render()
+        config["leaderElection"] = {"leaderElect": False}
+        config["clientConnection"] = {"kubeconfig": str(self.kubeconfig)}
+        path = self.workdir / "coscheduling-scheduler-config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        p = self.ports
+        serving = [f for f in self._serving_flags(p.coscheduling_scheduler) if not f.startswith("--leader-elect")]
+        proc = self._spawn("coscheduling-scheduler", [str(exe), f"--config={path}", *serving])
+        self._wait(proc, lambda: self._https_ok(p.coscheduling_scheduler, "/healthz"), "healthy")

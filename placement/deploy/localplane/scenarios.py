@@ -76,6 +76,39 @@ def gang_as_job(obj: dict) -> dict:
             "spec": {"parallelism": workers, "completions": workers, "backoffLimit": 0, "template": template}}
 
 
+# How the training operator groups a PyTorchJob's pods for the scheduler they name (runPolicy.schedulingPolicy):
+# Volcano's PodGroup controller makes the group from the owner's min-member annotation (volcano v1.14.1
+# pkg/controllers/podgroup/pg_controller_handler.go getMinMemberFromUpperRes); coscheduling's pods name a
+# scheduling.x-k8s.io PodGroup by label (scheduler-plugins pkg/coscheduling).
+VOLCANO_MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
+COSCHEDULING_POD_GROUP = "scheduling.x-k8s.io/pod-group"
+
+
+def gang_as_grouped_job(obj: dict) -> list[dict]:
+    """A PyTorchJob gang as a batch Job of all its pods, grouped for the gang scheduler its pods name as the
+    training operator would group them: minMember = its minAvailable (default: every pod). The PodGroup,
+    when the scheduler needs one, comes first."""
+    if obj["kind"] != "PyTorchJob":
+        return [obj]
+    job = gang_as_job(obj)
+    template = job["spec"]["template"]
+    scheduler = template["spec"].get("schedulerName")
+    policy = obj["spec"].get("runPolicy", {}).get("schedulingPolicy", {})
+    min_member = policy.get("minAvailable", job["spec"]["parallelism"])
+    meta = job["metadata"] = {**job["metadata"]}
+    if scheduler == "volcano":
+        meta["annotations"] = {**meta.get("annotations", {}), VOLCANO_MIN_MEMBER: str(min_member)}
+        return [job]
+    if scheduler == "scheduler-plugins-scheduler":
+        tmeta = template["metadata"] = {**template.get("metadata", {})}
+        tmeta["labels"] = {**tmeta.get("labels", {}), COSCHEDULING_POD_GROUP: meta["name"]}
+        group = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                 "metadata": {"name": meta["name"], "namespace": meta.get("namespace", "default")},
+                 "spec": {"minMember": min_member}}
+        return [group, job]
+    return [job]
+
+
 def workload_objects(scenario: Scenario) -> list[dict]:
     """Every workload of the scenario as the exporter writes it (the bundle keeps one example per
     class and pool; the differential check needs them all), gangs as batch Jobs."""

@@ -1,6 +1,6 @@
 """Try a scenario's bundle on a running local plane: KWOK nodes shaped like its node groups, the bundle
-applied in install order, the real controllers left to act until quiet; then per workload what Kueue
-and kube-scheduler did, beside what the simulator answers for the same workloads at the same instant.
+applied in install order, the real controllers left to act until quiet; then per workload what Kueue,
+kube-scheduler and Volcano (its PodGroup's phase and messages) did, beside what the simulator answers for the same workloads at the same instant.
 
 Pure Python (no Django): ``try_scenario(plane, scenario)`` returns a :class:`Trial`."""
 
@@ -17,7 +17,7 @@ from placement.deploy import export_scenario
 from placement.deploy.control_plane import flavor_labels
 from placement.deploy.data_plane import pool_plans
 from placement.deploy.localplane.kube import Kube, KubeError
-from placement.deploy.localplane.plane import KWOK_NODE_ANNOTATION
+from placement.deploy.localplane.plane import KWOK_NODE_ANNOTATION, OPTIONAL_COMPONENTS
 from scheduler_core.cluster import Node, dra_device
 from scheduler_core.dra import NVIDIA_DRIVER
 from scheduler_core.scenario import Scenario, parse_scenario
@@ -40,15 +40,38 @@ POOL_LABEL = "placement-atlas.io/pool"
 # Objects a workload file carries beside its workload, which have no pods of their own: a DRA claim
 # template, and the Workload API's Workload and PodGroup a kube-scheduler gang's pods name.
 COMPANIONS = {("resource.k8s.io", "ResourceClaimTemplate"), ("scheduling.k8s.io", "Workload"),
-              ("scheduling.k8s.io", "PodGroup")}
+              ("scheduling.k8s.io", "PodGroup"), ("scheduling.x-k8s.io", "PodGroup"), ("scheduling.volcano.sh", "PodGroup")}
 
 
 def is_companion(obj: dict) -> bool:
     return (obj.get("apiVersion", "").split("/")[0], obj.get("kind")) in COMPANIONS
 
 
-# The one scheduler the plane runs; pods naming another (hami-scheduler, volcano, kai-scheduler) wait for it.
+# The scheduler every plane runs; pods naming one the plane does not run (hami-scheduler, kai-scheduler,
+# volcano when a trial did not start it) wait for it.
 PLANE_SCHEDULER = "default-scheduler"
+# schedulerName -> the plane's components that must run for it (LocalPlane.ensure).
+# scheduler-plugins-scheduler: the chart's scheduler.name, which the bundles keep.
+SCHEDULER_COMPONENTS = {"volcano": ("volcano-controller-manager", "volcano-scheduler"),
+                        "scheduler-plugins-scheduler": ("coscheduling-controller", "coscheduling-scheduler")}
+
+
+@dataclass(frozen=True)
+class GroupKind:
+    """Where a scheduler's PodGroups live and how a pod names its group."""
+
+    api: str
+    key: str            # the pod's annotation (Volcano) or label (coscheduling) naming its PodGroup
+    in_labels: bool
+    phases: tuple[str, ...]  # in the order a group goes through them
+
+
+# Volcano: the PodGroup its controller made for the pod (pkg/controllers/podgroup); coscheduling: the
+# PodGroup the pod's label names (pkg/coscheduling, PodGroupLabel), status by scheduler-plugins' controller.
+POD_GROUPS = {"volcano": GroupKind("scheduling.volcano.sh/v1beta1", "scheduling.k8s.io/group-name", False,
+                                   ("Pending", "Inqueue", "Running")),
+              "scheduler-plugins-scheduler": GroupKind("scheduling.x-k8s.io/v1alpha1", "scheduling.x-k8s.io/pod-group", True,
+                                                       ("Pending", "PreScheduling", "Scheduling", "Scheduled", "Running"))}
 # kinds whose pods no controller of the plane creates (their operators are not part of it)
 NO_CONTROLLER = {"PyTorchJob": "the training operator", "LeaderWorkerSet": "LWS", "JobSet": "JobSet"}
 
@@ -73,6 +96,9 @@ class WorkloadResult:
     bound: dict[str, int]          # node -> pods
     pending_messages: list[str]    # kube-scheduler's / the controller's own words for pods not bound
     schedulers: list[str] = field(default_factory=list)  # the pods' schedulerName
+    podgroup_phase: str = ""       # Volcano: Pending / Inqueue / Running; coscheduling: Pending ... Running
+    podgroup_messages: list[str] = field(default_factory=list)  # the scheduler's words: conditions and events
+    sim_podgroup_phase: str = ""
     sim_state: str = ""
     sim_nodes: list[str] = field(default_factory=list)
     sim_reason: str = ""
@@ -123,10 +149,33 @@ def bundle_scheduler_config(export) -> dict | None:
     return yaml.safe_load(f.objects[0]["data"]["scheduler-config.yaml"])
 
 
-def configure_plane(plane, export) -> None:
-    """A plane shared by several trials runs Kueue and kube-scheduler as this bundle configures them."""
-    plane.use_kueue_config(bundle_kueue_config(export))
-    plane.use_scheduler_config(bundle_scheduler_config(export))
+def bundle_volcano_values(export) -> dict | None:
+    """The bundle's volcano/values.yaml (custom.scheduler_config_override: actions, tiers, plugin
+    arguments), rendered by the chart into the scheduler's configuration (LocalPlane.use_volcano_values)."""
+    values = export.file("volcano/values.yaml")
+    return values.values if values else None
+
+
+def bundle_coscheduling_values(export) -> dict | None:
+    """The bundle's coscheduling/values.yaml (scheduler name, plugins, Coscheduling's permit timeout)."""
+    values = export.file("coscheduling/values.yaml")
+    return values.values if values else None
+
+
+def _scheduler_names(obj) -> set[str]:
+    if isinstance(obj, dict):
+        found = {obj["schedulerName"]} if isinstance(obj.get("schedulerName"), str) else set()
+        return found.union(*(_scheduler_names(v) for v in obj.values()))
+    if isinstance(obj, list):
+        return set().union(*(_scheduler_names(v) for v in obj))
+    return set()
+
+
+def needed_components(export, workloads: list[dict] | None = None) -> tuple[str, ...]:
+    """The optional plane components the bundle's workloads need: the schedulers their pods name."""
+    objs = [o for _, o in bundle_workloads(export)] if workloads is None else workloads
+    names = _scheduler_names(objs)
+    return tuple(c for c in OPTIONAL_COMPONENTS if any(c in SCHEDULER_COMPONENTS.get(n, ()) for n in names))
 
 
 # --- nodes -------------------------------------------------------------------------------------
@@ -274,7 +323,38 @@ def _snapshot(kube: Kube, namespaces: list[str]) -> tuple:
                           tuple((c["type"], c["status"], c.get("reason", "")) for c in wl.get("status", {}).get("conditions", []))))
         for pod in kube.list("v1", "Pod", ns):
             state.append(("pod", ns, pod["metadata"]["name"], pod["spec"].get("nodeName"), pod.get("status", {}).get("phase")))
+        for gk in POD_GROUPS.values():
+            for pg in _podgroups(kube, gk, ns):
+                state.append(("pg", ns, pg["metadata"]["name"], pg.get("status", {}).get("phase")))
     return tuple(sorted(state))
+
+
+def _podgroups(kube: Kube, gk: GroupKind, namespace: str) -> list[dict]:
+    """The PodGroups of one kind in the namespace; none when its CRD is not installed."""
+    try:
+        return kube.list(gk.api, "PodGroup", namespace)
+    except (KubeError, KeyError):
+        return []
+
+
+def _pod_groups(kube: Kube, gk: GroupKind, ns: str, pods: list[dict]) -> tuple[str, list[str]]:
+    """The phase of the PodGroups these pods belong to (the least advanced when several) and the
+    scheduler's own words about them: the conditions' and the Warning events' messages."""
+    names = {p["metadata"].get("labels" if gk.in_labels else "annotations", {}).get(gk.key) for p in pods} - {None}
+    groups = [g for g in _podgroups(kube, gk, ns) if g["metadata"]["name"] in names]
+    if not groups:
+        return "", []
+    phases = [g.get("status", {}).get("phase") or "Pending" for g in groups]
+    phase = min(phases, key=lambda ph: gk.phases.index(ph) if ph in gk.phases else -1)
+    messages = [c["message"] for g in groups for c in g.get("status", {}).get("conditions", [])
+                if c.get("message") and c.get("status") == "True"]
+    if phase == "Running":  # a bound group's Warning events are the passing "1 Binding" of the bind cycle
+        return phase, messages
+    events = sorted((e for e in kube.list("v1", "Event", ns)
+                     if e["involvedObject"].get("kind") == "PodGroup" and e["involvedObject"].get("name") in names
+                     and e.get("type") == "Warning"), key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")
+    messages += [e["message"] for e in events if e.get("message")]
+    return phase, list(dict.fromkeys(messages))
 
 
 def settle(kube: Kube, namespaces: list[str], progress: Callable[[str], None] | None = None) -> bool:
@@ -334,8 +414,11 @@ def observe(kube: Kube, workloads: list[tuple[str, dict]]) -> list[WorkloadResul
                     cond = _condition(pod, "PodScheduled")
                     pending.append((cond or {}).get("message") or f"no scheduler has acted (schedulerName {pod['spec'].get('schedulerName')})")
             schedulers = sorted({p["spec"].get("schedulerName") or PLANE_SCHEDULER for p in pods})
+            gk = next((POD_GROUPS[n] for n in schedulers if n in POD_GROUPS), None)
+            phase, pg_messages = _pod_groups(kube, gk, ns, pods) if gk else ("", [])
             results.append(WorkloadResult(path, obj["kind"], ns, name, admitted, message, len(pods), bound,
-                                          sorted(set(pending)), schedulers=schedulers))
+                                          sorted(set(pending)), schedulers=schedulers, podgroup_phase=phase,
+                                          podgroup_messages=pg_messages))
     return results
 
 
@@ -366,20 +449,39 @@ def probe_scenario(scenario: Scenario, names: list[str]) -> Scenario:
 
 
 def simulator_answer(scenario: Scenario, names: list[str]) -> dict[str, object]:
+    return simulator_answers(scenario, names)[0]
+
+
+def simulator_answers(scenario: Scenario, names: list[str]) -> tuple[dict[str, object], dict[str, str]]:
+    """The simulator's record per workload name and, under Volcano, its PodGroup phase at the instant:
+    Running when started, Inqueue when its enqueue action let the group in (scheduler_core/policies/volcano.py),
+    else Pending."""
     from scheduler_core.simulation import ClusterSimulation
 
+    def base(name: str) -> str:
+        return next((n for n in names if name == n or name.startswith(n + "-") or name.startswith(n + "#")), name)
+
     probe = probe_scenario(scenario, names)
-    result = ClusterSimulation(probe).execute()
+    sim = ClusterSimulation(probe)
+    result = sim.execute()
     by_name: dict[str, object] = {}
     for rec in result.workloads:
-        base = next((n for n in names if rec.name == n or rec.name.startswith(n + "-") or rec.name.startswith(n + "#")), rec.name)
-        by_name.setdefault(base, rec)
-    return by_name
+        by_name.setdefault(base(rec.name), rec)
+    phases: dict[str, str] = {}
+    inqueue = getattr(sim.scheduler, "inqueue", None)
+    if inqueue is not None:
+        for wl in sim.workloads:
+            head = wl if getattr(wl, "group", None) is None else wl.group.leader
+            phase = "Running" if wl.state == "running" else "Inqueue" if head.uid in inqueue else "Pending"
+            phases.setdefault(base(wl.name), phase)
+    return by_name, phases
 
 
-def judge(results: list[WorkloadResult], answers: dict[str, object]) -> None:
-    """Agree when the simulator and the plane say the same on admission (Kueue) and on binding (every
-    pod bound), and bound workloads sit on the same pools."""
+def judge(results: list[WorkloadResult], answers: dict[str, object], phases: dict[str, str] | None = None,
+          schedulers: set[str] = frozenset({PLANE_SCHEDULER})) -> None:
+    """Agree when the simulator and the plane say the same on admission (Kueue; Volcano's PodGroup phase)
+    and on binding (every pod bound), and bound workloads sit on the same pools. ``schedulers``: the
+    schedulerNames the plane runs; pods naming another are judged on admission only."""
     for r in results:
         rec = answers.get(r.name)
         if rec is None:
@@ -393,7 +495,8 @@ def judge(results: list[WorkloadResult], answers: dict[str, object]) -> None:
             r.note = f"no pods: {owner} is not part of the plane; admission only"
             r.agree = None if r.admitted is None else r.admitted == sim_admitted
             continue
-        absent = [s for s in r.schedulers if s != PLANE_SCHEDULER]
+        r.sim_podgroup_phase = (phases or {}).get(r.name, "") if r.podgroup_phase else ""
+        absent = [s for s in r.schedulers if s not in schedulers]
         if absent:
             r.note = f"pods wait for {', '.join(absent)}, which is not part of the plane; admission only"
             r.agree = None if r.admitted is None else r.admitted == sim_admitted
@@ -403,8 +506,12 @@ def judge(results: list[WorkloadResult], answers: dict[str, object]) -> None:
         if r.admitted is not None and r.admitted != sim_admitted:
             disagree.append(f"Kueue {'admitted' if r.admitted else 'did not admit'} it, the simulator "
                             f"{'admitted' if sim_admitted else 'did not'}")
+        if r.podgroup_phase and r.sim_podgroup_phase and r.podgroup_phase != r.sim_podgroup_phase:
+            disagree.append(f"Volcano's PodGroup is {r.podgroup_phase}, the simulator's {r.sim_podgroup_phase}")
+        who = ("Volcano" if "volcano" in r.schedulers else "coscheduling" if "scheduler-plugins-scheduler" in r.schedulers
+               else "kube-scheduler")
         if real_bound != sim_bound:
-            disagree.append(f"kube-scheduler {'bound every pod' if real_bound else 'left pods pending'}, the simulator "
+            disagree.append(f"{who} {'bound every pod' if real_bound else 'left pods pending'}, the simulator "
                             f"{'started it' if sim_bound else 'did not start it'}")
         elif real_bound:
             sim_pools = {n.rsplit("-", 1)[0] for n in rec.nodes}
@@ -415,8 +522,9 @@ def judge(results: list[WorkloadResult], answers: dict[str, object]) -> None:
 
 
 def try_scenario(kube: Kube, scenario: Scenario, *, export=None, workloads: list[dict] | None = None,
-                 progress: Callable[[str], None] | None = None) -> Trial:
-    """``workloads`` (objects) replace the bundle's one example per class and pool."""
+                 progress: Callable[[str], None] | None = None, components: tuple[str, ...] = ()) -> Trial:
+    """``workloads`` (objects) replace the bundle's one example per class and pool; ``components``: the
+    optional plane components running (LocalPlane.components), i.e. which schedulers act."""
     say = progress or (lambda _m: None)
     export = export or export_scenario(scenario)
     items = bundle_workloads(export) if workloads is None else [("workloads", o) for o in workloads]
@@ -432,8 +540,32 @@ def try_scenario(kube: Kube, scenario: Scenario, *, export=None, workloads: list
     settled = settle(kube, namespaces)
     results = observe(kube, items)
     say("running the simulator on the same workloads")
-    judge(results, simulator_answer(scenario, [r.name for r in results]))
+    answers, phases = simulator_answers(scenario, [r.name for r in results])
+    running = {PLANE_SCHEDULER} | {n for n, needs in SCHEDULER_COMPONENTS.items() if set(needs) <= set(components)}
+    judge(results, answers, phases, running)
     return Trial(scenario.name, len(nodes), rejected, results, settled)
+
+
+def configure_plane(plane, export, workloads: list[dict] | None = None) -> None:
+    """A plane shared by several trials runs as this bundle's installs configure it: Kueue with its manager
+    configuration, kube-scheduler with its profile, Volcano's and scheduler-plugins' schedulers with what their
+    charts render from its values, and the schedulers its pods name started."""
+    plane.use_kueue_config(bundle_kueue_config(export))
+    plane.use_scheduler_config(bundle_scheduler_config(export))
+    plane.use_volcano_values(bundle_volcano_values(export))
+    plane.use_coscheduling_values(bundle_coscheduling_values(export))
+    plane.ensure(needed_components(export, workloads))
+
+
+def try_on_plane(plane, scenario: Scenario, *, export=None, workloads: list[dict] | None = None,
+                 progress: Callable[[str], None] | None = None) -> Trial:
+    """A trial on a running LocalPlane, configured as the bundle's helm installs would: Kueue with the
+    bundle's manager configuration, the schedulers its pods name started (Volcano), Volcano's scheduler
+    with the configuration the chart renders from the bundle's values."""
+    export = export or export_scenario(scenario)
+    configure_plane(plane, export, workloads)
+    return try_scenario(plane.kube, scenario, export=export, workloads=workloads, progress=progress,
+                        components=tuple(plane.running()))
 
 
 def clean(kube: Kube, scenario: Scenario, export=None, workloads: list[dict] | None = None) -> None:

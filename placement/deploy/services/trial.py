@@ -34,14 +34,23 @@ def try_stack(stack: Stack, *, run_id=None, scenario_name: str | None = None,
     """Start a plane, try the stack's bundle on it, stop the plane; the trial as a dict.
     Raises ValidationError (from stack_export) or placement.deploy.localplane.ComponentFailed."""
     from placement.deploy.localplane import LocalPlane
-    from placement.deploy.localplane.trial import bundle_kueue_config, bundle_scheduler_config, try_scenario
+    from placement.deploy.localplane.trial import (
+        bundle_coscheduling_values,
+        bundle_kueue_config,
+        bundle_scheduler_config,
+        bundle_volcano_values,
+        try_on_plane,
+    )
 
     result = stack_export(stack, run_id=run_id, scenario_name=scenario_name)
     if progress:
         progress(f"bundle exported with the numbers of {result.source}")
-    with LocalPlane(kueue_config=bundle_kueue_config(result.export), scheduler_config=bundle_scheduler_config(result.export),
+    export = result.export
+    # Started as the bundle's installs configure each component, so try_on_plane restarts none of them.
+    with LocalPlane(kueue_config=bundle_kueue_config(export), scheduler_config=bundle_scheduler_config(export),
+                    volcano_values=bundle_volcano_values(export), coscheduling_values=bundle_coscheduling_values(export),
                     progress=progress) as plane:
-        trial = try_scenario(plane.kube, result.scenario, export=result.export, progress=progress)
+        trial = try_on_plane(plane, result.scenario, export=export, progress=progress)
     return {"stack": stack.pk, "name": stack.name, "source": result.source, **trial.as_dict()}
 
 
