@@ -132,3 +132,18 @@ def test_the_feature_scenarios_bundle_carries_the_cohort_tree_fair_sharing_and_f
     # the Kueue the plane starts runs the scenario's own strategy list, not Kueue's default one
     assert bundle_kueue_config(export)["fairSharing"] == {
         "preemptionStrategies": kueue.fair_sharing_preemption_strategies}
+
+
+def test_a_workload_the_simulator_preempted_is_judged_waiting_not_running():
+    """Feature seed 2: f2-j0 ran at first and was preempted, as on the plane, where Kueue left it waiting
+    ("insufficient unused quota ..."). The judge read the record's first start as running now and
+    counted a disagreement."""
+    from placement.deploy.localplane.trial import WorkloadResult, judge
+
+    scenario = generate_kueue_features(2)
+    answers = simulator_answer(scenario, [o["metadata"]["name"] for o in workload_objects(scenario)])
+    assert answers["f2-j0"].start is not None and answers["f2-j0"].state == "queued"
+    plane = WorkloadResult("workloads", "Job", "f2-q0", "f2-j0", admitted=False,
+                           admission_message="couldn't assign flavors", pods=0, bound={}, pending_messages=[])
+    judge([plane], answers)
+    assert (plane.agree, plane.note) == (True, "")
