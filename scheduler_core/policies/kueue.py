@@ -303,7 +303,7 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
         ``preempt`` and ``whenCanPreempt: MayStopSearch``, a flavor where preemption finds victims
         ends it."""
         fung = cq.fungibility
-        best = None
+        best, best_height = None, None
         for f in flavors:
             mode = self._fits(cq, f.name, need)
             if mode is None:
@@ -314,8 +314,11 @@ class KueueAdmission(KueuePreemptor, ControlPlanePolicy):
                 continue
             if mode == "fit" or fung.when_can_borrow == "MayStopSearch":
                 return f.name, mode, None
-            if best is None:
-                best = (f.name, mode, None)
+            # Of the flavors that fit by borrowing, the one that borrows lowest in a Cohort tree (the
+            # first of equals; in a flat cohort all borrow at the same height).
+            height = 0 if self.tree is None else self.tree.borrow_height(self, cq, f.name, wl)
+            if best is None or height < best_height:
+                best, best_height = (f.name, mode, None), height
         return best
 
     def _flavor_groups(self, cq: ClusterQueueState, flavor) -> list[str] | None:

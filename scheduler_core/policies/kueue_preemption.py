@@ -41,11 +41,26 @@ class KueuePreemptor:
         need = self._usage(wl)
         if self._spans(cq, need) is not None:
             return None  # a workload spanning resource groups is not a preemptor (docs/simulator-model.md)
+        best, best_height = None, None
         for f in self._flavors(cq, wl):
             victims = self._victims_on(cq, wl, f.name, need)
-            if victims:
+            if not victims:
+                continue
+            if self.tree is None:
                 return f.name, victims
-        return None
+            # In a Cohort tree Kueue tries every flavor (whenCanPreempt: TryNextFlavor) and keeps the one
+            # that, once its victims are gone, borrows lowest in the tree (flavorassigner.go isPreferred,
+            # borrowAfterPreemptions); the first of equals.
+            ov: dict = {}
+            for v, _reason in victims:
+                c = self.cqs[v.admission_info["cq"]]
+                for r, a in self._usage(v).items():
+                    k = (c.name, f.name, r)
+                    ov[k] = ov.get(k, c.usage.get((f.name, r), 0.0)) - a
+            height = self.tree.borrow_height(self, cq, f.name, wl, ov)
+            if best is None or height < best_height:
+                best, best_height = (f.name, victims), height
+        return best
 
     def _victims_on(self, cq: ClusterQueueState, wl: "Workload", flavor: str, need: dict[str, float]):
         pol = cq.spec.preemption
