@@ -113,8 +113,9 @@ def generate_kueue_features(seed: int) -> Scenario:
     tenants, cqs = [], []
     for i in range(n_cq):
         name = f"{tag}-q{i}"
-        reclaim = rng.choice(["Never", "LowerPriority", "Any"])
-        preemption = {"reclaim_within_cohort": reclaim, "within_cluster_queue": rng.choice(["Never", "LowerPriority"])}
+        reclaim = rng.choice(["Never", "LowerPriority", "Any", "Any"])
+        preemption = {"reclaim_within_cohort": reclaim,
+                      "within_cluster_queue": rng.choice(["Never", "LowerPriority", "LowerPriority"])}
         if reclaim != "Never" and rng.random() < 0.3:
             preemption["borrow_within_cohort"] = "LowerPriority"
         cqs.append({"name": name, "cohort": rng.choice(homes), "flavors": flavors(n_cq, borrow=True),
@@ -122,14 +123,20 @@ def generate_kueue_features(seed: int) -> Scenario:
                     "flavor_fungibility": {"when_can_borrow": rng.choice(FUNGIBILITY),
                                            "when_can_preempt": rng.choice(FUNGIBILITY)}})
         tenants.append({"name": name, "weight": 1, "queue": name})
-    n_jobs = rng.randint(3, 6)
+    n_jobs = rng.randint(4, 6)
     workloads = []
+    first = [t["name"] for t in rng.sample(tenants, rng.randint(1, n_cq - 1))]
     for j in range(n_jobs):
-        # the first half mostly low priority, the second half mostly high: later workloads preempt earlier ones
-        priority = rng.choice([0, 0, 100] if j < n_jobs // 2 else [0, 100, 100])
-        workloads.append({"kind": "batch", "name": f"{tag}-j{j}", "tenant": rng.choice(tenants)["name"],
+        # The first half: low priority, from a few queues, borrowing what the others leave. The second
+        # half: mostly high priority, mostly from the other queues: they reclaim their quota (preemption
+        # in the cohort, by fair share when it is on) or preempt in their own queue.
+        early = j < n_jobs // 2
+        priority = 0 if early else rng.choice([0, 100, 100])
+        tenant = rng.choice(first) if early else rng.choice([t["name"] for t in tenants if t["name"] not in first]
+                                                            + [rng.choice(first)])
+        workloads.append({"kind": "batch", "name": f"{tag}-j{j}", "tenant": tenant,
                           "duration": "1000h", "priority": priority, "memory_gib": 8,
-                          "gpus_per_worker": rng.choice([1, 2, 4]), "workers": rng.choice([1, 1, 1, 2])})
+                          "gpus_per_worker": rng.choice([1, 2, 2, 4]), "workers": rng.choice([1, 1, 1, 2])})
     kueue: dict = {"cluster_queues": cqs, "cohorts": cohorts, "fair_sharing": fair}
     if fair:
         kueue["fair_sharing_preemption_strategies"] = rng.choice(STRATEGIES)
