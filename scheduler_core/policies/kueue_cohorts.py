@@ -252,6 +252,20 @@ class CohortTree:
                 best = max(best, height if height is not None else self._height(self.root(cq)))
         return best
 
+    def reclaims_below_root(self, cq: ClusterQueueState, fr, a: float) -> bool:
+        """``mayReclaimInHierarchy`` of ``FindHeightOfLowestSubtreeThatFits``: the lowest subtree that holds
+        ``a`` more of fr is not the whole tree (a ClusterQueue within its quota counts as such a subtree)."""
+        if self.parent(cq) is None:
+            return False
+        if self.usage(cq, fr, None) + a <= self.subtree[cq].get(fr, 0.0) + EPS:
+            return True
+        remaining = a - max(0.0, self._local(cq, fr) - self.usage(cq, fr, None))
+        for node in self.up(cq):
+            if self.usage(node, fr, None) + remaining <= self.subtree[node].get(fr, 0.0) + EPS:
+                return self.parent(node) is not None
+            remaining -= max(0.0, self._local(node, fr) - self.usage(node, fr, None))
+        return False
+
     def pick(self, adm, cands: list, order):
         """The admission pass's next entry under fair sharing (fair_sharing_iterator.go ``runTournament``):
         in each tree, every Cohort's entry is the best of its child Cohorts' and ClusterQueues' entries,

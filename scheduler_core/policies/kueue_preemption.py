@@ -66,6 +66,8 @@ class KueuePreemptor:
         pol = cq.spec.preemption
         if pol.within_cluster_queue == "Never" and pol.reclaim_within_cohort == "Never":
             return None
+        if not self._may_preempt_on(cq, flavor, need):
+            return None
         fair = self.cfg.fair_sharing and cq.cohort
         if self.tree is not None:  # hierarchical cohorts (scheduler_core.policies.kueue_cohorts)
             if fair:
@@ -73,6 +75,24 @@ class KueuePreemptor:
                                               _STRATEGIES)
             return self.tree.classic_victims(self, cq, wl, flavor, need)
         return (self._fair_victims if fair else self._victims_for)(cq, wl, flavor, need)
+
+    def _may_preempt_on(self, cq: ClusterQueueState, flavor: str, need: dict[str, float]) -> bool:
+        """Whether Kueue looks for victims on ``flavor`` at all (flavorassigner.go ``fitsResourceQuota``): for
+        each resource that does not fit, the request is within the ClusterQueue's nominal quota, or quota
+        can be reclaimed below the root of a Cohort tree, or it may preempt while borrowing
+        (borrowWithinCohort, or fair sharing with reclaimWithinCohort). Else the flavor is NoFit: a
+        ClusterQueue that would borrow does not even preempt its own lower-priority workloads."""
+        pol = cq.spec.preemption
+        if pol.borrow_within_cohort != "Never" or (self.cfg.fair_sharing and pol.reclaim_within_cohort != "Never"):
+            return True
+        for r, a in need.items():
+            q = cq.quota(flavor, r)
+            if q is None or a <= q.nominal + EPS or self._fits(cq, flavor, {r: a}) is not None:
+                continue
+            if self.tree is not None and self.tree.reclaims_below_root(cq, (flavor, r), a):
+                continue
+            return False
+        return True
 
     @staticmethod
     def _holds(v: "Workload", flavor: str) -> bool:

@@ -5,7 +5,14 @@ Upstream (kueue v0.19.2): pkg/scheduler/flavorassigner/flavorassigner.go ``isPre
 preemption modes: the lower ``borrowingLevel`` wins) and ``fitsResourceQuota``, whose level is
 pkg/scheduler/preemption/classical/hierarchical_preemption.go ``FindHeightOfLowestSubtreeThatFits``
 (after preemption: ``borrowAfterPreemptions``). Both cases were seen on the local plane: seeds 6 and 9 of
-the feature differential check (docs/controlplane.md), where the simulator took the first flavor."""
+the feature differential check (docs/controlplane.md), where the simulator took the first flavor.
+
+And two rules of the same walk seen there (seeds 5 and 3): a ClusterQueue looks for victims on a flavor
+only if the request is within its nominal quota, or it may preempt while borrowing, or quota can be
+reclaimed below the root of a Cohort tree (``fitsResourceQuota``: ``rQuota.Nominal >= val ||
+mayReclaimInHierarchy || canPreemptWhileBorrowing()``); and ``whenCanPreempt: MayStopSearch`` stops at a
+flavor that needs preemption only if the workload no longer borrows once its victims are gone, or
+``whenCanBorrow`` is MayStopSearch (``shouldTryNextFlavor`` reads the mode after preemption)."""
 
 from __future__ import annotations
 
@@ -53,8 +60,50 @@ def test_of_two_flavors_that_need_preemption_the_one_borrowing_lower_after_it_wi
     cohorts = [{"name": "org", "flavors": _flavors({"nominal": 2}, {"nominal": 0})},
                {"name": "team", "parent_name": "org", "flavors": _flavors({"nominal": 0}, {"nominal": 2})}]
     q = {"name": "q", "cohort": "team", "flavors": _flavors({"nominal": 0}, {"nominal": 0}),
-         "preemption": {"within_cluster_queue": "LowerPriority"}}
+         "preemption": {"within_cluster_queue": "LowerPriority", "reclaim_within_cohort": "Any",
+                        "borrow_within_cohort": "LowerPriority"}}  # preempting while borrowing
     docs = [job("low-a1", 1, tenant="q"), job("low-b", 2, tenant="q", at=1),
             job("low-a2", 1, tenant="q", at=2), job("high", 2, tenant="q", at=3, priority=100)]
     placed = _placed(_run([q], cohorts, docs))
     assert placed == {"low-a1": ["a"], "low-a2": ["a"], "low-b": "queued", "high": ["b"]}
+
+
+FLAT = {"node_groups": POOLS["node_groups"]}
+
+
+def test_a_cluster_queue_that_would_borrow_does_not_preempt_even_its_own_lower_priority_work():
+    # Seed 5's shape, a flat cohort without fair sharing: q has no quota of its own and borrows from
+    # lender's 2 GPUs of fa. Its low-priority job holds 1; a high-priority 2-GPU job of q would need
+    # preemption in q, but 2 is above q's nominal 0 and borrowWithinCohort is Never: Kueue finds no
+    # victims there and leaves it waiting ("1 more needed"); the low job keeps running.
+    lender = {"name": "lender", "cohort": "org", "flavors": _flavors({"nominal": 2}, {"nominal": 0})}
+    q = {"name": "q", "cohort": "org", "flavors": _flavors({"nominal": 0}, {"nominal": 0}),
+         "preemption": {"within_cluster_queue": "LowerPriority"}}
+    r = _run([lender, q], [], [job("low", 1, tenant="q"), job("high", 2, tenant="q", at=1, priority=100)])
+    assert _placed(r) == {"low": ["a"], "high": "queued"}
+    high = next(w for w in r.workloads if w.name == "high")
+    assert "insufficient unused quota for nvidia.com/gpu in flavor fa, 1 more needed" in high.pending_reason
+    # within its nominal quota the same ClusterQueue preempts its own lower-priority job
+    q["flavors"] = _flavors({"nominal": 2}, {"nominal": 0})
+    lender["flavors"] = _flavors({"nominal": 0}, {"nominal": 0})
+    r = _run([lender, q], [], [job("low", 1, tenant="q"), job("high", 2, tenant="q", at=1, priority=100)])
+    assert _placed(r) == {"low": "queued", "high": ["a"]}
+
+
+def test_when_can_preempt_may_stop_search_walks_on_when_the_workload_would_still_borrow_after_preemption():
+    # Seed 3's shape: q (nominal 1 in each flavor, whenCanPreempt MayStopSearch, whenCanBorrow
+    # TryNextFlavor) in a tree: in fa it needs to preempt its own low job and would still borrow; fb fits
+    # by borrowing. Kueue walks on to fb and preempts nothing.
+    cohorts = [{"name": "org", "flavors": _flavors({"nominal": 1}, {"nominal": 2})},
+               {"name": "team", "parent_name": "org"}]
+    q = {"name": "q", "cohort": "team", "flavors": _flavors({"nominal": 1}, {"nominal": 1}),
+         "preemption": {"within_cluster_queue": "LowerPriority", "reclaim_within_cohort": "Any",
+                        "borrow_within_cohort": "LowerPriority"},
+         "flavor_fungibility": {"when_can_preempt": "MayStopSearch", "when_can_borrow": "TryNextFlavor"}}
+    docs = [job("low", 2, tenant="q"), job("high", 2, tenant="q", at=1, priority=100)]
+    assert _placed(_run([q], cohorts, docs)) == {"low": ["a"], "high": ["b"]}
+    # whenCanBorrow: MayStopSearch stops at fa and preempts there (the low job, requeued, then fits fb)
+    q["flavor_fungibility"]["when_can_borrow"] = "MayStopSearch"
+    r = _run([q], cohorts, docs)
+    assert _placed(r) == {"low": ["b"], "high": ["a"]}
+    assert [w.preemptions for w in r.workloads if w.name == "low"] == [1]
