@@ -235,7 +235,7 @@ def kueue_manager_config(scenario: Scenario, workload_kinds=()) -> dict:
         config["waitForPodsReady"] = {"timeout": f"{int(ready.timeout)}s", "blockAdmission": ready.block_admission,
                                       "requeuingStrategy": strategy}
     if kueue.fair_sharing:
-        config["fairSharing"] = {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
+        config["fairSharing"] = {"preemptionStrategies": list(kueue.fair_sharing_preemption_strategies)}
     excluded = _uncovered_hami_resources(scenario)
     if excluded:
         config["resources"] = {"excludeResourcePrefixes": excluded}

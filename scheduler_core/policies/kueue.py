@@ -312,20 +312,36 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
         ``preempt`` and ``whenCanPreempt: MayStopSearch``, a flavor where preemption finds victims
         ends it."""
         fung = cq.fungibility
-        best = None
+        best, best_height = None, None
         for f in flavors:
             mode = self._fits(cq, f.name, need)
             if mode is None:
                 if preempt and fung.when_can_preempt == "MayStopSearch":
                     victims = self._victims_on(cq, wl, f.name, need)
-                    if victims:
+                    # It stops there unless the workload would still borrow once they are gone and
+                    # whenCanBorrow walks on (shouldTryNextFlavor reads the mode after preemption).
+                    if victims and (fung.when_can_borrow == "MayStopSearch"
+                                    or not self._borrows_after(cq, f.name, need, victims)):
                         return f.name, "fit", victims
                 continue
             if mode == "fit" or fung.when_can_borrow == "MayStopSearch":
                 return f.name, mode, None
-            if best is None:
-                best = (f.name, mode, None)
+            # Of the flavors that fit by borrowing, the one that borrows lowest in a Cohort tree (the
+            # first of equals; in a flat cohort all borrow at the same height).
+            height = 0 if self.tree is None else self.tree.borrow_height(self, cq, f.name, wl)
+            if best is None or height < best_height:
+                best, best_height = (f.name, mode, None), height
         return best
+
+    def _borrows_after(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], victims) -> bool:
+        """Whether ``need`` on ``flavor`` is above the ClusterQueue's nominal quota once its own victims are gone."""
+        freed: dict[str, float] = {}
+        for v, _reason in victims:
+            if v.admission_info.get("cq") == cq.name:
+                for r, a in self._usage(v).items():
+                    freed[r] = freed.get(r, 0.0) + a
+        return any(cq.usage.get((flavor, r), 0.0) - freed.get(r, 0.0) + a > cq.quota(flavor, r).nominal + EPS
+                   for r, a in need.items() if cq.quota(flavor, r) is not None)
 
     def _flavor_groups(self, cq: ClusterQueueState, flavor) -> list[str] | None:
         """The node groups an assignment's flavors select together (None: every group)."""

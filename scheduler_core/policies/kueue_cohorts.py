@@ -231,25 +231,40 @@ class CohortTree:
     def _height(self, n: CohortNode) -> int:
         return max([min(len(n.cohorts) + len(n.cqs), 1)] + [self._height(ch) + 1 for ch in n.cohorts])
 
-    def borrow_height(self, adm, cq: ClusterQueueState, flavor, wl: "Workload") -> int:
+    def borrow_height(self, adm, cq: ClusterQueueState, flavor, wl: "Workload", ov=None) -> int:
         """How high in the tree the workload borrows: 0 within the ClusterQueue's nominal quota, else the
         height of the lowest Cohort whose subtree holds it (``FindHeightOfLowestSubtreeThatFits``; the
-        admission order puts lower first, as Kueue's ``Assignment.Borrowing`` does)."""
+        admission order puts lower first, as Kueue's ``Assignment.Borrowing`` does, and flavor assignment
+        prefers the flavor that borrows lower, ``isPreferred``). ``ov``: usage with victims removed."""
         best = 0
         for fl, part in adm._parts(cq, flavor, adm._usage(wl)):
             for r, a in part.items():
                 fr = (fl, r)
-                if self.parent(cq) is None or self.usage(cq, fr, None) + a <= self.subtree[cq].get(fr, 0.0) + EPS:
+                if self.parent(cq) is None or self.usage(cq, fr, ov) + a <= self.subtree[cq].get(fr, 0.0) + EPS:
                     continue
-                remaining = a - max(0.0, self._local(cq, fr) - self.usage(cq, fr, None))
+                remaining = a - max(0.0, self._local(cq, fr) - self.usage(cq, fr, ov))
                 height = None
                 for node in self.up(cq):
-                    if self.usage(node, fr, None) + remaining <= self.subtree[node].get(fr, 0.0) + EPS:
+                    if self.usage(node, fr, ov) + remaining <= self.subtree[node].get(fr, 0.0) + EPS:
                         height = self._height(node)
                         break
-                    remaining -= max(0.0, self._local(node, fr) - self.usage(node, fr, None))
+                    remaining -= max(0.0, self._local(node, fr) - self.usage(node, fr, ov))
                 best = max(best, height if height is not None else self._height(self.root(cq)))
         return best
+
+    def reclaims_below_root(self, cq: ClusterQueueState, fr, a: float) -> bool:
+        """``mayReclaimInHierarchy`` of ``FindHeightOfLowestSubtreeThatFits``: the lowest subtree that holds
+        ``a`` more of fr is not the whole tree (a ClusterQueue within its quota counts as such a subtree)."""
+        if self.parent(cq) is None:
+            return False
+        if self.usage(cq, fr, None) + a <= self.subtree[cq].get(fr, 0.0) + EPS:
+            return True
+        remaining = a - max(0.0, self._local(cq, fr) - self.usage(cq, fr, None))
+        for node in self.up(cq):
+            if self.usage(node, fr, None) + remaining <= self.subtree[node].get(fr, 0.0) + EPS:
+                return self.parent(node) is not None
+            remaining -= max(0.0, self._local(node, fr) - self.usage(node, fr, None))
+        return False
 
     def pick(self, adm, cands: list, order):
         """The admission pass's next entry under fair sharing (fair_sharing_iterator.go ``runTournament``):

@@ -41,15 +41,32 @@ class KueuePreemptor:
         need = self._usage(wl)
         if self._spans(cq, need) is not None:
             return None  # a workload spanning resource groups is not a preemptor (docs/simulator-model.md)
+        best, best_height = None, None
         for f in self._flavors(cq, wl):
             victims = self._victims_on(cq, wl, f.name, need)
-            if victims:
+            if not victims:
+                continue
+            if self.tree is None:
                 return f.name, victims
-        return None
+            # In a Cohort tree Kueue tries every flavor (whenCanPreempt: TryNextFlavor) and keeps the one
+            # that, once its victims are gone, borrows lowest in the tree (flavorassigner.go isPreferred,
+            # borrowAfterPreemptions); the first of equals.
+            ov: dict = {}
+            for v, _reason in victims:
+                c = self.cqs[v.admission_info["cq"]]
+                for r, a in self._usage(v).items():
+                    k = (c.name, f.name, r)
+                    ov[k] = ov.get(k, c.usage.get((f.name, r), 0.0)) - a
+            height = self.tree.borrow_height(self, cq, f.name, wl, ov)
+            if best is None or height < best_height:
+                best, best_height = (f.name, victims), height
+        return best
 
     def _victims_on(self, cq: ClusterQueueState, wl: "Workload", flavor: str, need: dict[str, float]):
         pol = cq.spec.preemption
         if pol.within_cluster_queue == "Never" and pol.reclaim_within_cohort == "Never":
+            return None
+        if not self._may_preempt_on(cq, flavor, need):
             return None
         fair = self.cfg.fair_sharing and cq.cohort
         if self.tree is not None:  # hierarchical cohorts (scheduler_core.policies.kueue_cohorts)
@@ -58,6 +75,24 @@ class KueuePreemptor:
                                               _STRATEGIES)
             return self.tree.classic_victims(self, cq, wl, flavor, need)
         return (self._fair_victims if fair else self._victims_for)(cq, wl, flavor, need)
+
+    def _may_preempt_on(self, cq: ClusterQueueState, flavor: str, need: dict[str, float]) -> bool:
+        """Whether Kueue looks for victims on ``flavor`` at all (flavorassigner.go ``fitsResourceQuota``): for
+        each resource that does not fit, the request is within the ClusterQueue's nominal quota, or quota
+        can be reclaimed below the root of a Cohort tree, or it may preempt while borrowing
+        (borrowWithinCohort, or fair sharing with reclaimWithinCohort). Else the flavor is NoFit: a
+        ClusterQueue that would borrow does not even preempt its own lower-priority workloads."""
+        pol = cq.spec.preemption
+        if pol.borrow_within_cohort != "Never" or (self.cfg.fair_sharing and pol.reclaim_within_cohort != "Never"):
+            return True
+        for r, a in need.items():
+            q = cq.quota(flavor, r)
+            if q is None or a <= q.nominal + EPS or self._fits(cq, flavor, {r: a}) is not None:
+                continue
+            if self.tree is not None and self.tree.reclaims_below_root(cq, (flavor, r), a):
+                continue
+            return False
+        return True
 
     @staticmethod
     def _holds(v: "Workload", flavor: str) -> bool:

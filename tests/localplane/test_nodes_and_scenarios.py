@@ -4,9 +4,10 @@ differential generator, the objects the trial adds for DRA. No control plane."""
 from pathlib import Path
 
 from placement.deploy import export_scenario
-from placement.deploy.localplane.scenarios import gang_as_job, generate, workload_objects
+from placement.deploy.localplane.scenarios import gang_as_job, generate, generate_kueue_features, workload_objects
 from placement.deploy.localplane.trial import (
     WORKLOAD_GAP,
+    bundle_kueue_config,
     chart_objects,
     dra_slices,
     kwok_nodes,
@@ -135,3 +136,70 @@ def test_a_pytorchjob_gang_is_grouped_for_the_gang_scheduler_its_pods_name_as_th
     assert (group["kind"], group["spec"]["minMember"]) == ("PodGroup", 8)
     assert job["spec"]["template"]["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] == "g"
     assert job["spec"]["parallelism"] == 8
+
+
+def test_the_feature_generator_is_seeded_and_never_shares_a_name_with_the_baseline_generator():
+    assert generate_kueue_features(7).model_dump() == generate_kueue_features(7).model_dump()
+    assert generate_kueue_features(7).model_dump() != generate_kueue_features(8).model_dump()
+    ours = {o["metadata"]["name"] for o in workload_objects(generate_kueue_features(3))}
+    baseline = {o["metadata"]["name"] for o in workload_objects(generate(3))}
+    assert ours and not ours & baseline
+
+
+def test_over_twenty_seeds_the_feature_generator_draws_fair_sharing_cohort_trees_fungibility_and_preemption():
+    seen = {"fair on": 0, "fair off": 0, "weight 0": 0, "weight 2": 0, "cohort tree": 0, "flat cohort": 0,
+            "borrow: try next": 0, "preempt: may stop": 0, "preempted": 0}
+    strategies = set()
+    for seed in range(20):
+        scenario = generate_kueue_features(seed)
+        kueue = scenario.stack.control_plane.kueue
+        seen["fair on" if kueue.fair_sharing else "fair off"] += 1
+        if kueue.fair_sharing:
+            strategies.add(tuple(kueue.fair_sharing_preemption_strategies))
+        weights = {cq.fair_sharing_weight for cq in kueue.cluster_queues} | {c.fair_sharing_weight for c in kueue.cohorts}
+        seen["weight 0"] += 0 in weights
+        seen["weight 2"] += 2 in weights
+        seen["cohort tree" if any(c.parent_name for c in kueue.cohorts) else "flat cohort"] += 1
+        seen["borrow: try next"] += any(cq.flavor_fungibility.when_can_borrow == "TryNextFlavor" for cq in kueue.cluster_queues)
+        seen["preempt: may stop"] += any(cq.flavor_fungibility.when_can_preempt == "MayStopSearch" for cq in kueue.cluster_queues)
+        assert all(len(cq.flavors) == 2 for cq in kueue.cluster_queues)  # two flavors of nvidia.com/gpu
+        answers = simulator_answer(scenario, [o["metadata"]["name"] for o in workload_objects(scenario)])
+        # a workload that ran and was then put back in the queue: preempted
+        seen["preempted"] += any(rec.start is not None and rec.state == "queued" for rec in answers.values())
+    assert all(seen.values()), seen
+    assert len(strategies) >= 2 and seen["preempted"] >= 5
+
+
+def test_the_feature_scenarios_bundle_carries_the_cohort_tree_fair_sharing_and_fungibility():
+    seed = next(s for s in range(20) if generate_kueue_features(s).stack.control_plane.kueue.fair_sharing
+                and generate_kueue_features(s).stack.control_plane.kueue.cohorts)
+    scenario = generate_kueue_features(seed)
+    kueue = scenario.stack.control_plane.kueue
+    export = export_scenario(scenario)
+    cohorts = {o["metadata"]["name"]: o["spec"] for o in export.file("kueue/cohorts.yaml").objects}
+    root = next(c for c in kueue.cohorts if not c.parent_name)
+    assert cohorts[root.name]["resourceGroups"][0]["flavors"][0]["name"] == f"f{seed}-fa"
+    assert all(cohorts[c.name]["parentName"] == root.name for c in kueue.cohorts if c.parent_name)
+    cqs = {o["metadata"]["name"]: o["spec"] for o in export.file("kueue/clusterqueues.yaml").objects}
+    for cq in kueue.cluster_queues:
+        assert cqs[cq.name]["flavorFungibility"] == {"whenCanBorrow": cq.flavor_fungibility.when_can_borrow,
+                                                     "whenCanPreempt": cq.flavor_fungibility.when_can_preempt}
+        assert cqs[cq.name]["cohortName"] == cq.cohort
+    # the Kueue the plane starts runs the scenario's own strategy list, not Kueue's default one
+    assert bundle_kueue_config(export)["fairSharing"] == {
+        "preemptionStrategies": kueue.fair_sharing_preemption_strategies}
+
+
+def test_a_workload_the_simulator_preempted_is_judged_waiting_not_running():
+    """Feature seed 2: f2-j0 ran at first and was preempted, as on the plane, where Kueue left it waiting
+    ("insufficient unused quota ..."). The judge read the record's first start as running now and
+    counted a disagreement."""
+    from placement.deploy.localplane.trial import WorkloadResult, judge
+
+    scenario = generate_kueue_features(2)
+    answers = simulator_answer(scenario, [o["metadata"]["name"] for o in workload_objects(scenario)])
+    assert answers["f2-j0"].start is not None and answers["f2-j0"].state == "queued"
+    plane = WorkloadResult("workloads", "Job", "f2-q0", "f2-j0", admitted=False,
+                           admission_message="couldn't assign flavors", pods=0, bound={}, pending_messages=[])
+    judge([plane], answers)
+    assert (plane.agree, plane.note) == (True, "")

@@ -1,6 +1,12 @@
 """Seeded small scenarios for the differential check: 1-4 ClusterQueues in a cohort (borrowing and
 lending limits, preemption), priorities, gangs, whole-GPU and MIG nodes; every workload submitted at
-once. ``generate(seed)`` is deterministic; names carry the seed so scenarios never share objects."""
+once. ``generate(seed)`` is deterministic; names carry the seed so scenarios never share objects.
+
+``generate_kueue_features(seed)`` draws what ``generate`` leaves at Kueue's defaults: fair sharing (on or
+off, weights 0/1/2, a preemption-strategy list), hierarchical cohorts (a root Cohort with its own quota over
+child Cohorts), two flavors of one resource with flavorFungibility, and low-priority workloads created
+before high-priority ones so that preemption happens. Its names start ``f<seed>``, ``generate``'s
+``d<seed>``, so the two never share an object on one plane."""
 
 from __future__ import annotations
 
@@ -61,6 +67,85 @@ def generate(seed: int) -> Scenario:
                                        "kueue": {"cluster_queues": cqs}}},
            "tenants": tenants, "workloads": workloads}
     return parse_scenario(doc, source=f"differential seed {seed}")
+
+
+STRATEGIES = (["LessThanOrEqualToFinalShare", "LessThanInitialShare"], ["LessThanOrEqualToFinalShare"],
+              ["LessThanInitialShare"])  # the lists Kueue's Configuration validation accepts
+FUNGIBILITY = ("MayStopSearch", "TryNextFlavor")  # v1beta2's names (v1beta1: Borrow / Preempt for MayStopSearch)
+
+
+def generate_kueue_features(seed: int) -> Scenario:
+    rng = random.Random(seed)
+    tag = f"f{seed}"
+    # Two pools, one flavor each: which flavor Kueue assigned shows as the pool kube-scheduler bound to.
+    pools = [{"name": f"{tag}-a", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": rng.choice([4, 8])},
+             {"name": f"{tag}-b", "count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 4}]
+    flavor_names = [f"{tag}-fa", f"{tag}-fb"]
+    fair = rng.random() < 0.6
+    weight = (lambda: rng.choice([0, 1, 2])) if fair else (lambda: 1)
+    hierarchical = rng.random() < 0.6
+    n_cq = rng.randint(2, 4)
+
+    def flavors(share: int, *, borrow: bool) -> list[dict]:
+        out = []
+        for name, pool in zip(flavor_names, pools):
+            quota: dict = {"nominal": rng.randint(0, max(1, pool["gpus_per_node"] // share + 1))}
+            if borrow and rng.random() < 0.3:
+                quota["borrowing_limit"] = rng.randint(0, 4)
+            if borrow and rng.random() < 0.2:
+                quota["lending_limit"] = rng.randint(0, quota["nominal"])
+            out.append({"name": name, "node_groups": [pool["name"]], "quotas": {"nvidia.com/gpu": quota}})
+        return out
+
+    cohorts: list[dict] = []
+    if hierarchical:
+        root = f"{tag}-root"
+        children = [f"{tag}-c{i}" for i in range(rng.randint(1, 2))]
+        cohorts.append({"name": root, "flavors": flavors(3, borrow=False), "fair_sharing_weight": weight()})
+        for child in children:
+            cohort: dict = {"name": child, "parent_name": root, "fair_sharing_weight": weight()}
+            if rng.random() < 0.5:
+                cohort["flavors"] = flavors(4, borrow=True)
+            cohorts.append(cohort)
+        homes = children
+    else:
+        homes = [f"{tag}-org"]
+    tenants, cqs = [], []
+    for i in range(n_cq):
+        name = f"{tag}-q{i}"
+        reclaim = rng.choice(["Never", "LowerPriority", "Any", "Any"])
+        preemption = {"reclaim_within_cohort": reclaim,
+                      "within_cluster_queue": rng.choice(["Never", "LowerPriority", "LowerPriority"])}
+        if reclaim != "Never" and rng.random() < 0.3:
+            preemption["borrow_within_cohort"] = "LowerPriority"
+        cqs.append({"name": name, "cohort": rng.choice(homes), "flavors": flavors(n_cq, borrow=True),
+                    "preemption": preemption, "fair_sharing_weight": weight(),
+                    "flavor_fungibility": {"when_can_borrow": rng.choice(FUNGIBILITY),
+                                           "when_can_preempt": rng.choice(FUNGIBILITY)}})
+        tenants.append({"name": name, "weight": 1, "queue": name})
+    n_jobs = rng.randint(4, 6)
+    workloads = []
+    first = [t["name"] for t in rng.sample(tenants, rng.randint(1, n_cq - 1))]
+    for j in range(n_jobs):
+        # The first half: low priority, from a few queues, borrowing what the others leave. The second
+        # half: mostly high priority, mostly from the other queues: they reclaim their quota (preemption
+        # in the cohort, by fair share when it is on) or preempt in their own queue.
+        early = j < n_jobs // 2
+        priority = 0 if early else rng.choice([0, 100, 100])
+        tenant = rng.choice(first) if early else rng.choice([t["name"] for t in tenants if t["name"] not in first]
+                                                            + [rng.choice(first)])
+        workloads.append({"kind": "batch", "name": f"{tag}-j{j}", "tenant": tenant,
+                          "duration": "1000h", "priority": priority, "memory_gib": 8,
+                          "gpus_per_worker": rng.choice([1, 2, 2, 4]), "workers": rng.choice([1, 1, 1, 2])})
+    kueue: dict = {"cluster_queues": cqs, "cohorts": cohorts, "fair_sharing": fair}
+    if fair:
+        kueue["fair_sharing_preemption_strategies"] = rng.choice(STRATEGIES)
+    doc = {"name": f"differential-features-{seed}", "seed": seed, "horizon": "10m",
+           "pool": {"node_groups": pools},
+           "stack": {"name": f"kueue features differential {seed}", "data_plane": {"mechanism": "whole"},
+                     "control_plane": {"scheduler": "kube-default", "admission": "kueue", "kueue": kueue}},
+           "tenants": tenants, "workloads": workloads}
+    return parse_scenario(doc, source=f"differential features seed {seed}")
 
 
 def gang_as_job(obj: dict) -> dict:

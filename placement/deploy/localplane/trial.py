@@ -488,7 +488,9 @@ def judge(results: list[WorkloadResult], answers: dict[str, object], phases: dic
             r.note = "the simulator has no record of this workload"
             continue
         r.sim_state, r.sim_nodes, r.sim_reason = rec.state, list(rec.nodes), rec.pending_reason or ""
-        sim_bound = rec.start is not None
+        # Running now: a record's start is its first start, which a workload preempted since (queued
+        # again, or re-admitted with its pods not yet placed) keeps.
+        sim_bound = rec.start is not None and rec.state not in ("queued", "admitted")
         sim_admitted = sim_bound or rec.state == "admitted"
         owner = NO_CONTROLLER.get(r.kind)
         if owner and r.pods == 0:
