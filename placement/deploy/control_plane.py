@@ -349,9 +349,8 @@ def kai_files(scenario: Scenario) -> list[ExportFile]:
 def kube_scheduler_files(scenario: Scenario) -> list[ExportFile]:
     """The default scheduler's profile: NodeResourcesFit scoring GPUs with the simulation's strategy, and
     preemption as simulated. Written for LeastAllocated too: upstream's default scores cpu and memory only
-    (pkg/scheduler/apis/config/v1/defaults.go), so an unconfigured kube-scheduler ties every node whose GPUs
-    differ and, with v1.37's opportunistic batching, kept a 1-GPU Job's 8 pods on one node where the
-    simulation spread them (seen on the local control plane, topology-cliff-default)."""
+    (pkg/scheduler/apis/config/v1/defaults.go), so for pods that ask for GPUs alone an unconfigured
+    kube-scheduler ties every node whose GPUs differ, where the simulation spreads by free GPUs."""
     kube = scenario.stack.control_plane.kube
     if scenario.stack.control_plane.scheduler != "kube-default" and kube.scoring == "LeastAllocated" and kube.preemption:
         return []  # the workloads' scheduler is another one; the default scheduler keeps its defaults

@@ -1,6 +1,6 @@
 """The default scheduler scores GPUs as the simulation did. Upstream's NodeResourcesFit scores cpu and memory
 only by default, so a bundle that left kube-scheduler unconfigured for LeastAllocated had the real scheduler
-tie every node: on the local control plane it put a 1-GPU Job's 8 pods on one node the simulation spread."""
+tie every node for pods that ask for GPUs alone, where the simulation spreads them by free GPUs."""
 
 from pathlib import Path
 

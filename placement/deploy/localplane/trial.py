@@ -33,6 +33,7 @@ QUIET_SECONDS = 6.0
 SETTLE_TIMEOUT = 120.0
 WORKLOAD_GAP = 1.05
 NAMESPACE_GONE_TIMEOUT = 60.0
+NODES_READY_TIMEOUT = 60.0
 PROBE_HORIZON = "10m"  # the simulator's instant: every example submitted at 0, observed shortly after
 PROBE_DURATION = "1000h"  # long enough that nothing finishes before the instant
 KUEUE = "kueue.x-k8s.io/v1beta2"
@@ -261,6 +262,28 @@ def create_nodes(kube: Kube, nodes: list[dict]) -> None:
         # A merge patch: KWOK writes the node's conditions meanwhile.
         kube.request("PATCH", f"/api/v1/nodes/{node['metadata']['name']}/status", {"status": node["status"]},
                      content_type="application/merge-patch+json")
+    wait_schedulable(kube, [n["metadata"]["name"] for n in nodes])
+
+
+def _schedulable(node: dict) -> bool:
+    ready = _condition(node, "Ready")
+    tainted = any(t.get("effect") in ("NoSchedule", "NoExecute") for t in node.get("spec", {}).get("taints") or [])
+    return bool(ready and ready["status"] == "True") and not tainted
+
+
+def wait_schedulable(kube: Kube, names: list[str]) -> bool:
+    """Wait (at most NODES_READY_TIMEOUT) until every new node is Ready and the node lifecycle controller has
+    lifted its `node.kubernetes.io/not-ready` taint, as a cluster's nodes are before its workloads arrive.
+    Without it the first workloads saw only the nodes untainted so far: a 1-GPU Job's 8 pods all went to the
+    one node that was (topology-cliff-default, where the simulation spreads them over four)."""
+    deadline = time.monotonic() + NODES_READY_TIMEOUT
+    waiting = set(names)
+    while waiting and time.monotonic() < deadline:
+        ready = {n["metadata"]["name"] for n in kube.list("v1", "Node") if _schedulable(n)}
+        waiting -= ready
+        if waiting:
+            time.sleep(0.5)
+    return not waiting
 
 
 # --- the bundle ------------------------------------------------------------------------------
