@@ -203,3 +203,27 @@ def test_a_workload_the_simulator_preempted_is_judged_waiting_not_running():
                            admission_message="couldn't assign flavors", pods=0, bound={}, pending_messages=[])
     judge([plane], answers)
     assert (plane.agree, plane.note) == (True, "")
+
+
+def test_the_trial_waits_until_its_new_nodes_are_ready_and_untainted():
+    # The node lifecycle controller lifts node.kubernetes.io/not-ready node by node; pods created before then
+    # all went to the first node it had lifted (topology-cliff-default: 8 pods on one node).
+    from placement.deploy.localplane import trial as trial_module
+
+    def node(name, ready, tainted):
+        return {"metadata": {"name": name}, "spec": {"taints": [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]
+                                                     if tainted else []},
+                "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
+
+    views = iter([[node("a", True, False), node("b", False, True)],
+                  [node("a", True, False), node("b", True, True)],
+                  [node("a", True, False), node("b", True, False)]])
+    seen = []
+
+    class Kube:
+        def list(self, api_version, kind, namespace=None):
+            seen.append(kind)
+            return next(views)
+
+    assert trial_module.wait_schedulable(Kube(), ["a", "b"]) is True
+    assert len(seen) == 3
