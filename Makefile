@@ -41,11 +41,12 @@ worker: install
 browser:
 	$(SERVICES) install
 
-# The control-plane tests need etcd, Kubernetes, KWOK, Kueue and helm built from controlplane/ (cached under
-# ~/.cache/atlas-controlplane; a cold build took ~15 min on 2 cores, docs/controlplane.md); built before the
+# The control-plane tests need etcd, Kubernetes, KWOK, Kueue, helm, Volcano and coscheduling built from controlplane/ (cached under
+# ~/.cache/atlas-controlplane; cold: ~15 min for the first five and ~14 more for the last two on 2 cores,
+# docs/controlplane.md); built before the
 # tests start so a build failure stops the run at once with the component's own message.
 # ATLAS_CONTROLPLANE_TESTS=0 skips both the build and the whole-plane tests.
-PLANE_MODULES := etcd kubernetes kwok kueue helm
+PLANE_MODULES := etcd kubernetes kwok kueue helm volcano coscheduling
 
 plane-binaries:
 	@if [ "$${ATLAS_CONTROLPLANE_TESTS:-1}" != 0 ]; then \
