@@ -256,7 +256,7 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
                 if new > q.nominal + EPS:
                     return None
                 continue
-            limit = q.nominal + (q.borrowing_limit if q.borrowing_limit is not None else INF)
+            limit = q.ceiling
             if new > limit + EPS:
                 return None
             pk = (cq.cohort, flavor, r)
@@ -654,7 +654,7 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
         g = cq.guaranteed(flavor, r)
         pk = (cq.cohort, flavor, r)
         pool_free = self.pool_cap.get(pk, 0.0) - self.pool_used.get(pk, 0.0)
-        limit = q.nominal + (q.borrowing_limit if q.borrowing_limit is not None else INF)
+        limit = q.ceiling
         room = min(limit - cur, max(0.0, g - cur) + pool_free)  # own unused share + what the pool can lend
         return room, min(limit, g + self.pool_cap.get(pk, 0.0))
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scheduler_core.policies.cluster_queue import EPS, INF, ClusterQueueState
+from scheduler_core.policies.cluster_queue import EPS, ClusterQueueState
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
@@ -107,7 +107,7 @@ class FailureProofs:
                 if new > q.nominal + EPS:
                     return None
                 continue
-            limit = q.nominal + (q.borrowing_limit if q.borrowing_limit is not None else INF)
+            limit = q.ceiling
             if new > limit + EPS:
                 return None
             g = cq.guaranteed(flavor, r)

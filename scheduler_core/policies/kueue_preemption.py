@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scheduler_core.policies.cluster_queue import EPS, INF, ClusterQueueState, preemption_allows
+from scheduler_core.policies.cluster_queue import EPS, ClusterQueueState, preemption_allows
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
@@ -386,7 +386,7 @@ class KueuePreemptor:
                     return ()
                 continue
             pk = (cq.cohort, flavor, r)
-            limit = q.nominal + (q.borrowing_limit if q.borrowing_limit is not None else INF)
+            limit = q.ceiling
             bounds.append((pk, a, total, limit - cur, max(0.0, cq.guaranteed(flavor, r) - cur),
                            self.pool_cap.get(pk, 0.0)))
         return bounds

@@ -155,6 +155,11 @@ class KueueQuota(DocumentModel):
     borrowing_limit: float | None = Field(None, ge=0)
     lending_limit: float | None = Field(None, ge=0)
 
+    @property
+    def ceiling(self) -> float:
+        """The most a ClusterQueue in a cohort may use: nominal + borrowingLimit (no limit: unbounded)."""
+        return self.nominal + (self.borrowing_limit if self.borrowing_limit is not None else float("inf"))
+
 
 def _quota(v: Any) -> Any:
     return {"nominal": v} if isinstance(v, (int, float)) and not isinstance(v, bool) else v

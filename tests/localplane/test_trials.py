@@ -47,6 +47,14 @@ def _trial(plane, scenario, workloads=None):
         clean(plane.kube, scenario, export, workloads)
 
 
+def _accepted_and_agreeing(trial) -> None:
+    """No object of the bundle rejected by the API server, and no judged workload where the real components
+    and the simulator disagree (each named with the trial's note)."""
+    assert [(r.file, r.kind, r.name, r.message) for r in trial.rejected] == []
+    assert trial.workloads
+    assert [(w.name, w.note) for w in trial.workloads if w.agree is False] == []
+
+
 # The Volcano stacks among them: Volcano's scheduler and controllers are started for them (LocalPlane.ensure).
 VOLCANO_SCENARIOS = ["starved-tenant-volcano", "partial-gang-volcano", "form-a-mig-volcano", "topology-cliff-volcano", "topology-nic-cliff",
                      "form-c-mig-hami-volcano"]
@@ -57,9 +65,7 @@ COSCHEDULING_SCENARIOS = ["partial-gang-coscheduling"]
 @pytest.mark.parametrize("name", KUEUE_SCENARIOS)
 def test_a_kueue_stacks_bundle_is_accepted_and_each_workload_runs_or_waits_as_the_simulator_says(plane, name):
     trial = _trial(plane, load_scenario(SCENARIOS / f"{name}.yaml"))
-    assert [(r.file, r.kind, r.name, r.message) for r in trial.rejected] == []
-    assert trial.workloads
-    assert [(w.name, w.note) for w in trial.workloads if w.agree is False] == []
+    _accepted_and_agreeing(trial)
 
 
 @pytest.mark.parametrize("name", KUBE_SCENARIOS)
@@ -71,8 +77,7 @@ def test_every_kube_scheduler_stacks_bundle_is_accepted_and_its_pods_are_bound_w
     objects = [gang_as_job(o) for f in export.files if f.kind == "manifests" and f.path.startswith("workloads/")
                for o in f.objects]
     trial = _trial(plane, scenario, objects)
-    assert [(r.file, r.kind, r.name, r.message) for r in trial.rejected] == []
-    assert [(w.name, w.note) for w in trial.workloads if w.agree is False] == []
+    _accepted_and_agreeing(trial)
     waiting = [w for w in trial.workloads if w.agree is None]
     assert all("hami-scheduler" in w.note for w in waiting), [(w.name, w.note) for w in waiting]
 
@@ -80,9 +85,7 @@ def test_every_kube_scheduler_stacks_bundle_is_accepted_and_its_pods_are_bound_w
 @pytest.mark.parametrize("name", VOLCANO_SCENARIOS)
 def test_a_volcano_stacks_bundle_is_accepted_and_volcano_binds_or_holds_each_workload_as_the_simulator_says(plane, name):
     trial = _trial(plane, load_scenario(SCENARIOS / f"{name}.yaml"))
-    assert [(r.file, r.kind, r.name, r.message) for r in trial.rejected] == []
-    assert trial.workloads
-    assert [(w.name, w.note) for w in trial.workloads if w.agree is False] == []
+    _accepted_and_agreeing(trial)
     # Volcano, not kube-scheduler, acted on the pods that name it: each has a PodGroup with a phase.
     assert all(w.podgroup_phase for w in trial.workloads if "volcano" in w.schedulers)
 
@@ -90,9 +93,7 @@ def test_a_volcano_stacks_bundle_is_accepted_and_volcano_binds_or_holds_each_wor
 @pytest.mark.parametrize("name", COSCHEDULING_SCENARIOS)
 def test_a_coscheduling_stacks_bundle_is_accepted_and_the_second_scheduler_binds_as_the_simulator_says(plane, name):
     trial = _trial(plane, load_scenario(SCENARIOS / f"{name}.yaml"))
-    assert [(r.file, r.kind, r.name, r.message) for r in trial.rejected] == []
-    assert trial.workloads
-    assert [(w.name, w.note) for w in trial.workloads if w.agree is False] == []
+    _accepted_and_agreeing(trial)
     assert all(w.agree is not None for w in trial.workloads if w.pods)  # its pods were judged, not waited on
 
 
