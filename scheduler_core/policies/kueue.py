@@ -62,7 +62,7 @@ from scheduler_core.policies.base import ControlPlanePolicy
 from scheduler_core.policies.cluster_queue import EPS, INF, ClusterQueueState
 from scheduler_core.policies.kueue_cohorts import CohortTree
 from scheduler_core.policies.kueue_failures import FailureProofs
-from scheduler_core.policies.kueue_preemption import KueuePreemptor
+from scheduler_core.policies.kueue_preemption import KueuePreemptor, Ranked
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
@@ -117,6 +117,7 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
         # Per CQ, by the id of its canonical bucket key (the queue keeps every key alive): no hashing of the key.
         self._fail_proofs: dict[str, dict[int, tuple]] = {name: {} for name in self.cqs}
         self._own_memo: dict[tuple, tuple] = {}  # preemption's own candidates per CQ generation
+        self._ranked: dict[tuple[str, str], "Ranked"] = {}  # admitted workloads per (CQ, flavor) in victim order
         self._held_memo: dict[tuple, tuple] = {}  # a CQ's admitted workloads per flavor, per CQ generation
 
     # -- API used by the simulator ------------------------------------------------
@@ -389,6 +390,7 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
         cq = self.cqs[info["cq"]]
         self._charge(cq, wl, info["flavor"], -1.0)
         if cq.admitted.pop(wl.uid, None) is not None:
+            self._rank(cq, wl, info["flavor"], admitted=False)
             cq.priorities[wl.priority] -= 1
             if not cq.priorities[wl.priority]:
                 del cq.priorities[wl.priority]
@@ -601,6 +603,7 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
         cq.priorities[wl.priority] = cq.priorities.get(wl.priority, 0) + 1
         self.admitted[wl.uid] = wl
         wl.admitted_at = sim.now
+        self._rank(cq, wl, flavor, admitted=True)
         named = f"flavors {', '.join(flavor)}" if flavor.__class__ is tuple else f"flavor {flavor}"
         sim.log_event("admit", wl, f"ClusterQueue {cq.name}, {named}"
                       + (" (borrowing)" if self._borrowing(cq, flavor) else "") + partial)

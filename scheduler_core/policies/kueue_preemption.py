@@ -16,9 +16,12 @@ and is called from its admission pass (``admit``, through ``_preemption``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import bisect
+import heapq
+import itertools
+from typing import TYPE_CHECKING, Iterator
 
-from scheduler_core.policies.cluster_queue import EPS, ClusterQueueState, preemption_allows
+from scheduler_core.policies.cluster_queue import EPS, INF, ClusterQueueState, preemption_allows
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
@@ -29,6 +32,86 @@ _STRATEGIES = {
     "LessThanOrEqualToFinalShare": lambda mine, before, after: mine <= after,  # rule S2-a
     "LessThanInitialShare": lambda mine, before, after: mine < before,  # rule S2-b
 }
+
+
+class Ranked:
+    """One ClusterQueue's admitted workloads on one flavor in the order classic preemption takes victims
+    (lowest priority, then the most recently admitted, then the highest uid), and what the workloads of each
+    priority hold; kept at every admission and release, so that a search reads the few victims it needs
+    instead of sorting every admitted workload of the cohort."""
+
+    __slots__ = ("entries", "by_priority")
+
+    def __init__(self) -> None:
+        self.entries: list[tuple] = []  # (priority, -admitted_at, -uid, workload, its usage)
+        self.by_priority: dict[int, list] = {}  # priority -> [how many, {resource: what they hold}]
+
+    @staticmethod
+    def _key(wl: "Workload") -> tuple:
+        return wl.priority, -(wl.admitted_at or 0.0), -wl.uid
+
+    def add(self, wl: "Workload", usage: dict[str, float]) -> None:
+        bisect.insort(self.entries, self._key(wl) + (wl, usage))  # keys are unique: the workload is never compared
+        got = self.by_priority.get(wl.priority)
+        if got is None:
+            got = self.by_priority[wl.priority] = [0, {}]
+        got[0] += 1
+        held = got[1]
+        for r, a in usage.items():
+            held[r] = held.get(r, 0.0) + a
+
+    def remove(self, wl: "Workload") -> None:
+        i = bisect.bisect_left(self.entries, self._key(wl))
+        usage = self.entries.pop(i)[4]
+        got = self.by_priority[wl.priority]
+        got[0] -= 1
+        if not got[0]:
+            del self.by_priority[wl.priority]  # nothing left: no rounding carried over
+            return
+        held = got[1]
+        for r, a in usage.items():
+            held[r] -= a
+
+
+class Source:
+    """The candidates one ClusterQueue offers a search: its admitted workloads on the flavor below priority
+    ``below`` (``INF``: any), with ``newer``: also those of priority ``below`` created after it
+    (LowerOrNewerEqualPriority), with ``at_most``: none above that priority (borrowWithinCohort's threshold)."""
+
+    __slots__ = ("cq", "ranked", "kind", "why", "below", "newer", "at_most")
+
+    def __init__(self, cq: ClusterQueueState, ranked: Ranked, kind: int, why: str, below: float,
+                 newer: float | None = None, at_most: int | None = None) -> None:
+        self.cq, self.ranked, self.kind, self.why = cq, ranked, kind, why
+        self.below, self.newer, self.at_most = below, newer, at_most
+
+    def _prio_ok(self, p: int) -> bool:
+        return p < self.below and (self.at_most is None or p <= self.at_most)
+
+    def accepts(self, v: "Workload") -> bool:
+        p = v.priority
+        return self._prio_ok(p) or (self.newer is not None and p == self.below and v.created > self.newer
+                                    and (self.at_most is None or p <= self.at_most))
+
+    def held(self, r: str) -> float | None:
+        """What the candidates hold of ``r`` from the kept sums (None: only a walk over them can say)."""
+        if self.newer is not None:
+            return None
+        return sum(h[1].get(r, 0.0) for p, h in self.ranked.by_priority.items() if self._prio_ok(p))
+
+    def count(self) -> int:
+        if self.newer is not None:
+            return sum(1 for e in self.ranked.entries if self.accepts(e[3]))
+        return sum(h[0] for p, h in self.ranked.by_priority.items() if self._prio_ok(p))
+
+    def ordered(self) -> Iterator[tuple]:
+        """(sort key, victim, CQ, reason) in victim order; the keys are unique across ClusterQueues."""
+        below, at_most, kind, cq, why = self.below, self.at_most, self.kind, self.cq, self.why
+        for p, nadm, nuid, v, _ in self.ranked.entries:
+            if p > below or (at_most is not None and p > at_most):
+                return
+            if p < below or self.accepts(v):
+                yield (kind, p, nadm, nuid), v, cq, why
 
 
 class KueuePreemptor:
@@ -268,34 +351,49 @@ class KueuePreemptor:
         if outlook is None:
             return None  # no attempt below would have a single candidate (the usual verdict with a backlog)
         under_nominal, own_possible = outlook
-        own = self._own_candidates(cq, wl, flavor) if own_possible else []
         if under_nominal:
-            under_nominal = self._nominal_reachable(cq, flavor, need, own)
+            under_nominal = self._nominal_reachable(cq, flavor, need,
+                                                    self._own_candidates(cq, wl, flavor) if own_possible else [])
+        own = []
+        if own_possible:
+            newer = wl.created if pol.within_cluster_queue == "LowerOrNewerEqualPriority" else None
+            own = [Source(cq, self._ranked_on(cq, flavor), 1, "InClusterQueue", wl.priority, newer)]
         attempts = ([False] if under_nominal else []) + [True]
         lenders = None
         for allow_borrowing in attempts:
-            cands = list(own)
+            sources = list(own)
             # While borrowing, only borrowWithinCohort makes other CQs' workloads candidates.
             if cq.cohort and pol.reclaim_within_cohort != "Never" and (
                     not allow_borrowing or pol.borrow_within_cohort == "LowerPriority"):
-                thr = pol.borrow_within_cohort_max_priority_threshold
                 if lenders is None:  # the cohort CQs that borrow on this flavor (usage does not change here)
                     borrowers = self._borrowing_cqs(cq.cohort, flavor)
                     lenders = [c for c in self.cohorts[cq.cohort] if c is not cq and c.name in borrowers]
                 for c in lenders:
-                    for v in self._held_on(c, flavor):
-                        if not allow_borrowing:
-                            ok, why = pol.reclaim_within_cohort == "Any" or v.priority < wl.priority, \
-                                "InCohortReclamation"
-                        else:
-                            ok, why = (pol.borrow_within_cohort == "LowerPriority" and v.priority < wl.priority
-                                       and (thr is None or v.priority <= thr)), "InCohortReclaimWhileBorrowing"
-                        if ok:
-                            cands.append(((0, v.priority, -(v.admitted_at or 0.0), -v.uid), v, c, why))
-            chosen = self._minimal_set(cq, flavor, need, cands, allow_borrowing)
+                    ranked = self._ranked_on(c, flavor)
+                    if not allow_borrowing:
+                        below = INF if pol.reclaim_within_cohort == "Any" else wl.priority
+                        sources.append(Source(c, ranked, 0, "InCohortReclamation", below))
+                    else:
+                        sources.append(Source(c, ranked, 0, "InCohortReclaimWhileBorrowing", wl.priority,
+                                              at_most=pol.borrow_within_cohort_max_priority_threshold))
+            chosen = self._minimal_set(cq, flavor, need, sources, allow_borrowing)
             if chosen is not None:
                 return chosen
         return None
+
+    def _ranked_on(self, cq: ClusterQueueState, flavor: str) -> Ranked:
+        got = self._ranked.get((cq.name, flavor))
+        if got is None:
+            got = self._ranked[cq.name, flavor] = Ranked()
+        return got
+
+    def _rank(self, cq: ClusterQueueState, wl: "Workload", flavor, admitted: bool) -> None:
+        """Keep ``_ranked`` at an admission (``admitted``) or a release of ``wl`` on ``flavor``."""
+        for fl in (flavor if flavor.__class__ is tuple else (flavor,)):
+            if admitted:
+                self._ranked_on(cq, fl).add(wl, self._usage(wl))
+            else:
+                self._ranked_on(cq, fl).remove(wl)
 
     @staticmethod
     def _preemption_outlook(cq: ClusterQueueState, wl: "Workload", flavor: str, need: dict[str, float]):
@@ -400,23 +498,22 @@ class KueuePreemptor:
                 self.usage_generation, {c.name for c in self.cohorts[cohort] if self._borrowing(c, flavor)})
         return got[1]
 
-    def _minimal_set(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], cands: list,
+    def _minimal_set(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], sources: list[Source],
                      allow_borrowing: bool):
-        if not cands:
+        """Kueue's greedy victim search over the candidates of ``sources`` in sort-key order (other CQs' first):
+        victims are added until ``need`` fits, then a reverse pass drops those not needed."""
+        if not any(src.count() for src in sources):
             return None
         # Necessary condition before the greedy search: the candidates hold what the CQ's room lacks of
         # every resource (removing a victim frees at most its usage; the room already free counts too).
-        held = None  # the candidates' usages, looked up once for every resource
         for r, a in need.items():
             if cq.quota(flavor, r) is None:
                 return None
             short = a - max(0.0, self._room(cq, flavor, r)[0])
-            if short > EPS:
-                if held is None:
-                    held = [self._usage(v) for _, v, _, _ in cands]
-                if sum(u.get(r, 0.0) for u in held) < short - EPS:
-                    return None
-        cands.sort(key=lambda x: x[0])
+            if short > EPS and not self._hold_at_least(sources, flavor, r, short - EPS):
+                return None
+        cands = itertools.chain(heapq.merge(*(src.ordered() for src in sources if src.kind == 0)),
+                                *(src.ordered() for src in sources if src.kind == 1))
         override: dict[tuple[str, str, str], float] = {}
 
         def remove(v, c, sign=-1.0):
@@ -450,3 +547,17 @@ class KueuePreemptor:
             else:
                 remove(v, c)
         return [(v, why) for v, _, why in chosen]
+
+    def _hold_at_least(self, sources: list[Source], flavor: str, r: str, bound: float) -> bool:
+        """Whether the candidates hold at least ``bound`` of ``r``, as the sum over them one by one (own
+        workloads first, in admission order) says: from the kept sums unless that is within rounding."""
+        parts = [src.held(r) for src in sources]
+        if None not in parts:
+            approx = sum(parts)
+            tol = 1e-6 * max(1.0, abs(approx), abs(bound))
+            if approx - bound > tol:
+                return True
+            if bound - approx > tol:
+                return False
+        return sum(self._usage(v).get(r, 0.0) for src in sources
+                   for v in self._held_on(src.cq, flavor) if src.accepts(v)) >= bound
