@@ -63,6 +63,7 @@ from scheduler_core.policies.cluster_queue import EPS, INF, ClusterQueueState
 from scheduler_core.policies.kueue_cohorts import CohortTree
 from scheduler_core.policies.kueue_failures import FailureProofs
 from scheduler_core.policies.kueue_preemption import KueuePreemptor, Ranked
+from scheduler_core.policies.kueue_quota import QuotaBook
 
 if TYPE_CHECKING:  # pragma: no cover
     from scheduler_core.workloads import Workload
@@ -76,7 +77,7 @@ HUMAN_REASON = {
 }
 
 
-class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
+class KueueAdmission(FailureProofs, KueuePreemptor, QuotaBook, ControlPlanePolicy):
     """Extension points: admit (the admission pass: flavors, preemption, partial admission, TAS), end_pass;
     queue_order is kube-scheduler's within each ClusterQueue."""
 
@@ -91,14 +92,7 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
         for c in self.cqs.values():
             if c.cohort:
                 self.cohorts.setdefault(c.cohort, []).append(c)
-        # Cohort pool: what each CQ lends (nominal - guaranteed) and how much of it is in use.
-        self.pool_cap: dict[tuple[str, str, str], float] = {}
-        self.pool_used: dict[tuple[str, str, str], float] = {}
-        for c in self.cqs.values():
-            if c.cohort:
-                for (fl, r), q in c._quota.items():
-                    pk = (c.cohort, fl, r)
-                    self.pool_cap[pk] = self.pool_cap.get(pk, 0.0) + q.nominal - c.guaranteed(fl, r)
+        self._init_quota_book()
         # Hierarchical cohorts: with Cohort objects stated, quota comes through the cohort tree.
         self.tree = CohortTree(self.cfg.cohorts, self.cqs) if self.cfg.cohorts else None
         self.admitted: dict[int, "Workload"] = {}
@@ -195,86 +189,12 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
             out.extend(c.queue.waiting_requests())
         return out
 
-    # -- quota --------------------------------------------------------------------
-    @staticmethod
-    def _usage(wl: "Workload") -> dict[str, float]:
-        """Quota the workload charges (read-only: cached on the workload per pod count)."""
-        n = wl.admit_count or wl.pods_total
-        cached = wl.admission_usage
-        if cached is not None and cached[0] == n:
-            return cached[1]
-        usage = {r: a * n for r, a in wl.request.quota_usage().items()}
-        wl.admission_usage = (n, usage)
-        return usage
-
-    @staticmethod
-    def _parts(cq: ClusterQueueState, flavor, need: dict[str, float]):
-        """(flavor, the part of ``need`` it covers) per resource group of an assignment."""
-        if flavor.__class__ is not tuple:
-            return [(flavor, need)]
-        out = []
-        for fl in flavor:
-            covered = cq.groups[cq.flavor_group[fl]][0]
-            out.append((fl, {r: a for r, a in need.items() if r in covered}))
-        return out
-
-    @staticmethod
-    def _spans(cq: ClusterQueueState, need: dict[str, float]) -> list[int] | None:
-        """The resource groups ``need`` touches, when more than one (and each resource is covered)."""
-        if len(cq.groups) == 1:
-            return None
-        used = {cq.group_of.get(r, -1) for r in need}
-        return sorted(used) if len(used) > 1 and -1 not in used else None
-
+    # -- flavor assignment ----------------------------------------------------------
     def _flavors(self, cq: ClusterQueueState, wl: "Workload"):
         for f in cq.spec.flavors:
             if wl.node_group is not None and f.node_groups is not None and wl.node_group not in f.node_groups:
                 continue
             yield f
-
-    def _fits(self, cq: ClusterQueueState, flavor: str, need: dict[str, float],
-              usage_override: dict[tuple[str, str, str], float] | None = None) -> str | None:
-        """'fit' (within nominal), 'borrow', or None, for ``need`` on ``flavor``.
-
-        ``usage_override`` maps (cq, flavor, resource) to a hypothetical usage
-        (preemption search); the cohort pool's usage is kept incrementally.
-        """
-        if flavor.__class__ is tuple:
-            modes = [self._fits(cq, fl, part, usage_override) for fl, part in self._parts(cq, flavor, need)]
-            return None if None in modes else ("borrow" if "borrow" in modes else "fit")
-        if self.tree is not None:
-            return self.tree.fits(cq, flavor, need, usage_override)
-        borrow = False
-        for r, a in need.items():
-            q = cq.quota(flavor, r)
-            if q is None:
-                return None  # resource not covered by this flavor
-            cur = cq.usage.get((flavor, r), 0.0)
-            if usage_override is not None:
-                cur = usage_override.get((cq.name, flavor, r), cur)
-            new = cur + a
-            if not cq.cohort:
-                if new > q.nominal + EPS:
-                    return None
-                continue
-            limit = q.ceiling
-            if new > limit + EPS:
-                return None
-            pk = (cq.cohort, flavor, r)
-            pool_used = self.pool_used.get(pk, 0.0)
-            if usage_override:
-                for (cname, fl, res), u in usage_override.items():
-                    if fl == flavor and res == r and cname != cq.name:
-                        c = self.cqs[cname]
-                        g = c.guaranteed(flavor, r)
-                        pool_used += max(0.0, u - g) - max(0.0, c.usage.get((flavor, r), 0.0) - g)
-            g = cq.guaranteed(flavor, r)
-            pool_used += max(0.0, new - g) - max(0.0, cq.usage.get((flavor, r), 0.0) - g)
-            if pool_used > self.pool_cap.get(pk, 0.0) + EPS:
-                return None
-            if new > q.nominal + EPS:
-                borrow = True
-        return "borrow" if borrow else "fit"
 
     def _assign(self, cq: ClusterQueueState, wl: "Workload") -> tuple | None:
         need = self._usage(wl)
@@ -354,35 +274,6 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
                 chosen = list(f.node_groups) if chosen is None else [g for g in chosen if g in f.node_groups]
         return chosen
 
-    def _borrowing(self, c: ClusterQueueState, flavor) -> bool:
-        if flavor.__class__ is tuple:
-            return any(self._borrowing(c, fl) for fl in flavor)
-        for (f, r), u in c.usage.items():
-            if f != flavor:
-                continue
-            q = c.quota(f, r)
-            if q is not None and u > q.nominal + EPS:
-                return True
-        return False
-
-    def _charge(self, cq: ClusterQueueState, wl: "Workload", flavor, sign: float) -> None:
-        for fl, part in self._parts(cq, flavor, self._usage(wl)):
-            self._charge_part(cq, fl, part, sign)
-
-    def _charge_part(self, cq: ClusterQueueState, flavor: str, need: dict[str, float], sign: float) -> None:
-        self.usage_generation += 1
-        self.cq_generation[cq.name] += 1
-        if self.tree is not None:
-            self.tree.changed()
-        for r, a in need.items():
-            before = cq.usage.get((flavor, r), 0.0)
-            after = before + sign * a
-            cq.usage[(flavor, r)] = after
-            if cq.cohort:
-                g = cq.guaranteed(flavor, r)
-                pk = (cq.cohort, flavor, r)
-                self.pool_used[pk] = self.pool_used.get(pk, 0.0) + max(0.0, after - g) - max(0.0, before - g)
-
     def _release(self, wl: "Workload") -> None:
         if wl.uid not in self.admitted:
             return
@@ -428,7 +319,10 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
         failed: dict[str, set] = {name: set() for name in self.cqs}
         # Buckets a BestEffortFIFO CQ may try (None: every bucket not in ``failed``).
         only: dict[str, set | None] = dict.fromkeys(self.cqs)
-        if not (self.quota_freed or self.sim.full_pass):
+        # Freed node capacity alone (``sim.full_pass``) changes no verdict of an admission that reads quota only:
+        # Topology-aware scheduling reads the nodes, and a pass that waits for PodsReady is retried with it.
+        nodes_matter = self.cfg.topology_aware_scheduling or (wfpr.enable and wfpr.block_admission)
+        if not (self.quota_freed or (self.sim.full_pass and nodes_matter)):
             # Only buckets that received new workloads can change their verdict: the others count as failed
             # (StrictFIFO stops at them, so its failed set is spelled out; the rest only name the fresh ones).
             for name in self.cqs:
@@ -500,10 +394,15 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
         buckets = cq.queue.buckets
         keys = None if strict else ([k for k in buckets if k not in failed] if only is None else
                                     [k for k in only if k in buckets and k not in failed])
+        proven = set()  # ids of the keys whose proof of failure was checked just now (the scan skips them)
         if keys is not None:
             if not keys:
                 return None  # every shape failed already (the usual case outside a full pass): no scan to build
-            if all(self._still_fails(cq, k) for k in keys):
+            for k in keys:
+                if not self._still_fails(cq, k):
+                    break
+                proven.add(id(k))
+            else:
                 failed.update(keys)  # what the scan would conclude, head by head
                 return None
         scan = cq.queue.scan(self.queue_order, keys)
@@ -516,7 +415,7 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
                 if strict:
                     return None
                 continue
-            if not strict and self._still_fails(cq, key):
+            if not strict and (id(key) in proven or self._still_fails(cq, key)):
                 failed.add(key)
                 continue
             wl.admit_count = None
@@ -646,21 +545,6 @@ class KueueAdmission(FailureProofs, KueuePreemptor, ControlPlanePolicy):
         wl.admission_info["requeues"] = n
 
     # -- explanation ----------------------------------------------------------------
-    def _room(self, cq: ClusterQueueState, flavor: str, r: str) -> tuple[float, float]:
-        """(unused quota the CQ may still take, maximum it may ever hold) of ``r`` on ``flavor``."""
-        if self.tree is not None:
-            return self.tree.room(cq, flavor, r)
-        q = cq.quota(flavor, r)
-        cur = cq.usage.get((flavor, r), 0.0)
-        if not cq.cohort:
-            return q.nominal - cur, q.nominal
-        g = cq.guaranteed(flavor, r)
-        pk = (cq.cohort, flavor, r)
-        pool_free = self.pool_cap.get(pk, 0.0) - self.pool_used.get(pk, 0.0)
-        limit = q.ceiling
-        room = min(limit - cur, max(0.0, g - cur) + pool_free)  # own unused share + what the pool can lend
-        return room, min(limit, g + self.pool_cap.get(pk, 0.0))
-
     def explain(self, wl: "Workload") -> str:
         """The Pending condition Kueue writes on a workload it does not admit."""
         wfpr = self.cfg.wait_for_pods_ready

@@ -65,12 +65,14 @@ class FailureProofs:
         """Whether the head of ``key`` has a proof of failure (``_prove_failure``) that still holds."""
         proofs = self._fail_proofs[cq.name]
         proof = proofs.get(id(key))
-        if proof is None or proof[2] != self.cq_generation[cq.name] or cq.queue.member.get(proof[1]) is not proof[0]:
+        if proof is None or cq.queue.member.get(proof[1]) is not proof[0]:
             return False
         per_flavor = proof[3]
-        if per_flavor is None:
+        gen = self.cq_generation[cq.name]
+        if per_flavor is None or proof[2] != gen:
+            # The bounds read the ClusterQueue's state as it is now: worked out again once it changed.
             per_flavor = self._bounds(cq, proof[4])
-            proofs[id(key)] = proof[:3] + (per_flavor, proof[4])
+            proofs[id(key)] = (proof[0], proof[1], gen, per_flavor, proof[4])
         if per_flavor is False:
             return False
         pool_used = self.pool_used
@@ -96,21 +98,22 @@ class FailureProofs:
         without a cohort, above nominal + borrowingLimit), else per resource (pool key, the change the
         admission would make to the pool's usage, the pool's capacity + EPS): ``need`` does not fit while,
         for some resource, pool usage + change > that bound (the same float operations as ``_fits``)."""
+        if not cq.cohort:
+            for r, a in need.items():
+                q = cq.quota(flavor, r)
+                if q is None or cq.usage.get((flavor, r), 0.0) + a > q.nominal + EPS:
+                    return None
+            return []
+        rows = self._fit_rows.get((cq.name, flavor), {})
         bounds = []
         for r, a in need.items():
-            q = cq.quota(flavor, r)
-            if q is None:
+            row = rows.get(r)
+            if row is None:
                 return None
             cur = cq.usage.get((flavor, r), 0.0)
             new = cur + a
-            if not cq.cohort:
-                if new > q.nominal + EPS:
-                    return None
-                continue
-            limit = q.ceiling
-            if new > limit + EPS:
+            if new > row[1]:
                 return None
-            g = cq.guaranteed(flavor, r)
-            pk = (cq.cohort, flavor, r)
-            bounds.append((pk, max(0.0, new - g) - max(0.0, cur - g), self.pool_cap.get(pk, 0.0) + EPS))
+            g = row[2]
+            bounds.append((row[3], max(0.0, new - g) - max(0.0, cur - g), row[4]))
         return bounds

@@ -46,27 +46,26 @@ class Ranked:
         self.entries: list[tuple] = []  # (priority, -admitted_at, -uid, workload, its usage)
         self.by_priority: dict[int, list] = {}  # priority -> [how many, {resource: what they hold}]
 
-    @staticmethod
-    def _key(wl: "Workload") -> tuple:
-        return wl.priority, -(wl.admitted_at or 0.0), -wl.uid
-
     def add(self, wl: "Workload", usage: dict[str, float]) -> None:
-        bisect.insort(self.entries, self._key(wl) + (wl, usage))  # keys are unique: the workload is never compared
-        got = self.by_priority.get(wl.priority)
+        p = wl.priority
+        bisect.insort(self.entries, (p, -(wl.admitted_at or 0.0), -wl.uid, wl, usage))  # unique keys: wl never compared
+        got = self.by_priority.get(p)
         if got is None:
-            got = self.by_priority[wl.priority] = [0, {}]
+            self.by_priority[p] = [1, dict(usage)]
+            return
         got[0] += 1
         held = got[1]
         for r, a in usage.items():
             held[r] = held.get(r, 0.0) + a
 
     def remove(self, wl: "Workload") -> None:
-        i = bisect.bisect_left(self.entries, self._key(wl))
-        usage = self.entries.pop(i)[4]
-        got = self.by_priority[wl.priority]
+        p = wl.priority
+        entries = self.entries
+        usage = entries.pop(bisect.bisect_left(entries, (p, -(wl.admitted_at or 0.0), -wl.uid)))[4]
+        got = self.by_priority[p]
         got[0] -= 1
         if not got[0]:
-            del self.by_priority[wl.priority]  # nothing left: no rounding carried over
+            del self.by_priority[p]  # nothing left: no rounding carried over
             return
         held = got[1]
         for r, a in usage.items():
@@ -99,10 +98,15 @@ class Source:
             return None
         return sum(h[1].get(r, 0.0) for p, h in self.ranked.by_priority.items() if self._prio_ok(p))
 
-    def count(self) -> int:
+    def any(self) -> bool:
+        """Whether there is a candidate at all."""
         if self.newer is not None:
-            return sum(1 for e in self.ranked.entries if self.accepts(e[3]))
-        return sum(h[0] for p, h in self.ranked.by_priority.items() if self._prio_ok(p))
+            return any(self.accepts(e[3]) for e in self.ranked.entries)
+        below, at_most = self.below, self.at_most
+        for p in self.ranked.by_priority:
+            if p < below and (at_most is None or p <= at_most):
+                return True
+        return False
 
     def ordered(self) -> Iterator[tuple]:
         """(sort key, victim, CQ, reason) in victim order; the keys are unique across ClusterQueues."""
@@ -389,11 +393,15 @@ class KueuePreemptor:
 
     def _rank(self, cq: ClusterQueueState, wl: "Workload", flavor, admitted: bool) -> None:
         """Keep ``_ranked`` at an admission (``admitted``) or a release of ``wl`` on ``flavor``."""
+        ranked, usage = self._ranked, self._usage(wl)
         for fl in (flavor if flavor.__class__ is tuple else (flavor,)):
+            got = ranked.get((cq.name, fl))
+            if got is None:
+                got = ranked[cq.name, fl] = Ranked()
             if admitted:
-                self._ranked_on(cq, fl).add(wl, self._usage(wl))
+                got.add(wl, usage)
             else:
-                self._ranked_on(cq, fl).remove(wl)
+                got.remove(wl)
 
     @staticmethod
     def _preemption_outlook(cq: ClusterQueueState, wl: "Workload", flavor: str, need: dict[str, float]):
@@ -502,7 +510,11 @@ class KueuePreemptor:
                      allow_borrowing: bool):
         """Kueue's greedy victim search over the candidates of ``sources`` in sort-key order (other CQs' first):
         victims are added until ``need`` fits, then a reverse pass drops those not needed."""
-        if not any(src.count() for src in sources):
+        for src in sources:
+            if src.any():
+                break
+        else:
+            return None
             return None
         # Necessary condition before the greedy search: the candidates hold what the CQ's room lacks of
         # every resource (removing a victim frees at most its usage; the room already free counts too).
