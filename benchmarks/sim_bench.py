@@ -14,7 +14,7 @@ Without a trace path a synthetic trace of the same shape is generated
 (best of ``--repeat`` runs, no tracing), events per second, and peak memory:
 the Python heap peak of one extra run under ``tracemalloc`` and the process'
 peak RSS.  The scale case runs each size in a fresh subprocess so that its
-peak RSS is its own.
+peak RSS is its own, ``--repeat`` times, and reports the run of least simulate CPU.
 
 The Philly case also times the Gavel-compatible replay (``mode="gavel"``, no target) and
 prints Gavel's own simulator beside it: run now on the same trace with ``--peer-gavel`` (whole-process
@@ -298,6 +298,24 @@ def _scale_run(args, n: int, stack: str, host: bool):
     return subprocess.CompletedProcess(started.args, started.returncode, out, err)
 
 
+def _scale_best(args, n: int, stack: str, host: bool):
+    """The scale point run ``--repeat`` times, each in a fresh process: the run of least simulate CPU (as the
+    other cases report the best of their timed runs; the peak RSS is the largest seen)."""
+    best, rss = None, 0
+    for _ in range(max(1, getattr(args, "repeat", 1))):
+        proc = _scale_run(args, n, stack, host)
+        if proc.returncode != 0:
+            return proc, None
+        d = json.loads(proc.stdout.strip().splitlines()[-1])
+        if "error" in d:
+            return proc, d
+        rss = max(rss, d["maxrss"])
+        if best is None or d["cpu_s"] < best["cpu_s"]:
+            best = d
+    best["maxrss"] = rss
+    return proc, best
+
+
 def _print_ratios(sizes: list[int], cpu: dict[str, dict[int, float]]) -> bool:
     """Simulate CPU of each stack over kube-binpack's on the same synthetic week (process time, so other
     work on a shared machine does not count), and CPU per job."""
@@ -324,11 +342,10 @@ def _bench_scale_stack(args, sizes: list[int], stack: str, host: bool, cpu: dict
     ok = True
     prev = None
     for n in sizes:
-        proc = _scale_run(args, n, stack, host)
+        proc, d = _scale_best(args, n, stack, host)
         if proc.returncode != 0:
             print(f"  {n:>6} jobs: FAILED\n{proc.stderr.strip()}")
             return False
-        d = json.loads(proc.stdout.strip().splitlines()[-1])
         if "error" in d:
             print(f"  {d['error']}")
             return False

@@ -96,7 +96,11 @@ class Source:
         """What the candidates hold of ``r`` from the kept sums (None: only a walk over them can say)."""
         if self.newer is not None:
             return None
-        return sum(h[1].get(r, 0.0) for p, h in self.ranked.by_priority.items() if self._prio_ok(p))
+        below, at_most, total = self.below, self.at_most, 0.0
+        for p, h in self.ranked.by_priority.items():
+            if p < below and (at_most is None or p <= at_most):
+                total += h[1].get(r, 0.0)
+        return total
 
     def any(self) -> bool:
         """Whether there is a candidate at all."""
@@ -563,9 +567,13 @@ class KueuePreemptor:
     def _hold_at_least(self, sources: list[Source], flavor: str, r: str, bound: float) -> bool:
         """Whether the candidates hold at least ``bound`` of ``r``, as the sum over them one by one (own
         workloads first, in admission order) says: from the kept sums unless that is within rounding."""
-        parts = [src.held(r) for src in sources]
-        if None not in parts:
-            approx = sum(parts)
+        approx = 0.0
+        for src in sources:
+            part = src.held(r)
+            if part is None:
+                break
+            approx += part
+        else:
             tol = 1e-6 * max(1.0, abs(approx), abs(bound))
             if approx - bound > tol:
                 return True
