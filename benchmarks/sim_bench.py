@@ -13,8 +13,9 @@ Without a trace path a synthetic trace of the same shape is generated
 (``scheduler_core.traces.synthetic``).  For each case it prints wall time
 (best of ``--repeat`` runs, no tracing), events per second, and peak memory:
 the Python heap peak of one extra run under ``tracemalloc`` and the process'
-peak RSS.  The scale case runs each size in a fresh subprocess so that its
-peak RSS is its own, ``--repeat`` times, and reports the run of least simulate CPU.
+peak RSS.  The scale case runs each (stack, size) point in a fresh subprocess so that
+its peak RSS is its own, ``--repeat`` times in rounds that put the stacks side by side, and reports
+the run of least simulate CPU.
 
 The Philly case also times the Gavel-compatible replay (``mode="gavel"``, no target) and
 prints Gavel's own simulator beside it: run now on the same trace with ``--peer-gavel`` (whole-process
@@ -263,25 +264,16 @@ def bench_scale(args) -> bool:
     sizes = [int(x) for x in args.jobs.split(",")]
     stacks = [s for s in getattr(args, "stacks", "kube-binpack").split(",") if s]
     host = not getattr(args, "gpus_only", False)
+    runs = _scale_runs(args, sizes, stacks, host)
     ok = True
     cpu: dict[str, dict[int, float]] = {}
-    if getattr(args, "parallel", False):
-        # Every point at once, each in its own process: CPU (process) time is each run's own, so the ratios hold
-        # on a shared machine; wall times and events/s do not.
-        for stack in stacks:
-            for n in sizes:
-                _STARTED[n, stack] = subprocess.Popen(_scale_cmd(args, n, stack, host), stdout=subprocess.PIPE,
-                                                      stderr=subprocess.PIPE, text=True)
     for stack in stacks:
         print(f"== scale: 128 nodes x 8 A100-80GB (1,024 GPUs), 100 inference services, 7 days; stack {stack}; "
               f"{'CPU and host memory modelled (nodes, requests, quotas)' if host else 'GPUs only'}; jobs {sizes}")
-        ok &= _bench_scale_stack(args, sizes, stack, host, cpu.setdefault(stack, {}))
+        ok &= _bench_scale_stack(sizes, stack, runs, cpu.setdefault(stack, {}))
     if "kube-binpack" in cpu and len(cpu) > 1:
         ok &= _print_ratios(sizes, cpu)
     return ok
-
-
-_STARTED: dict = {}
 
 
 def _scale_cmd(args, n: int, stack: str, host: bool) -> list[str]:
@@ -289,31 +281,37 @@ def _scale_cmd(args, n: int, stack: str, host: bool) -> list[str]:
              "--stack", stack] + ([] if host else ["--gpus-only"]))
 
 
-def _scale_run(args, n: int, stack: str, host: bool):
-    """One scale point in a fresh process (started earlier with --parallel: its result)."""
-    started = _STARTED.pop((n, stack), None)
-    if started is None:
-        return subprocess.run(_scale_cmd(args, n, stack, host), capture_output=True, text=True)
-    out, err = started.communicate()
-    return subprocess.CompletedProcess(started.args, started.returncode, out, err)
-
-
-def _scale_best(args, n: int, stack: str, host: bool):
-    """The scale point run ``--repeat`` times, each in a fresh process: the run of least simulate CPU (as the
-    other cases report the best of their timed runs; the peak RSS is the largest seen)."""
-    best, rss = None, 0
+def _scale_runs(args, sizes: list[int], stacks: list[str], host: bool) -> dict:
+    """Every (stack, size) point ``--repeat`` times, each run in a fresh process so that its peak RSS is its
+    own: per point the run of least simulate CPU (as the other cases report their best timed run; the peak RSS
+    is the largest seen), or the failed process.  A round runs every point once, the stacks side by side at
+    each size, so that a machine that slows down for a while slows every stack's round alike.  With
+    ``--parallel`` a round's points run at once: CPU (process) time is each run's own, so the ratios hold;
+    wall times and events/s do not."""
+    best: dict = {}
+    points = [(n, stack) for n in sizes for stack in stacks]
     for _ in range(max(1, getattr(args, "repeat", 1))):
-        proc = _scale_run(args, n, stack, host)
-        if proc.returncode != 0:
-            return proc, None
-        d = json.loads(proc.stdout.strip().splitlines()[-1])
-        if "error" in d:
-            return proc, d
-        rss = max(rss, d["maxrss"])
-        if best is None or d["cpu_s"] < best["cpu_s"]:
-            best = d
-    best["maxrss"] = rss
-    return proc, best
+        procs = {pt: subprocess.Popen(_scale_cmd(args, pt[0], pt[1], host), stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True)
+                 for pt in points} if getattr(args, "parallel", False) else {}
+        for pt in points:
+            proc = procs.get(pt) or subprocess.Popen(_scale_cmd(args, pt[0], pt[1], host), stdout=subprocess.PIPE,
+                                                     stderr=subprocess.PIPE, text=True)
+            out, err = proc.communicate()
+            if proc.returncode != 0 or isinstance(best.get(pt), str):
+                best[pt] = best.get(pt) if isinstance(best.get(pt), str) else f"FAILED\n{err.strip()}"
+                continue
+            d = json.loads(out.strip().splitlines()[-1])
+            if "error" in d:
+                best[pt] = d["error"]
+                continue
+            got = best.get(pt)
+            if got is None or d["cpu_s"] < got["cpu_s"]:
+                d["maxrss"] = max(d["maxrss"], got["maxrss"] if got else 0)
+                best[pt] = d
+            else:
+                got["maxrss"] = max(got["maxrss"], d["maxrss"])
+    return best
 
 
 def _print_ratios(sizes: list[int], cpu: dict[str, dict[int, float]]) -> bool:
@@ -338,20 +336,16 @@ def _print_ratios(sizes: list[int], cpu: dict[str, dict[int, float]]) -> bool:
     return ok
 
 
-def _bench_scale_stack(args, sizes: list[int], stack: str, host: bool, cpu: dict[int, float] | None = None) -> bool:
+def _bench_scale_stack(sizes: list[int], stack: str, runs: dict, cpu: dict[int, float]) -> bool:
     ok = True
     prev = None
     for n in sizes:
-        proc, d = _scale_best(args, n, stack, host)
-        if proc.returncode != 0:
-            print(f"  {n:>6} jobs: FAILED\n{proc.stderr.strip()}")
-            return False
-        if "error" in d:
-            print(f"  {d['error']}")
+        d = runs[n, stack]
+        if isinstance(d, str):
+            print(f"  {n:>6} jobs: {d}")
             return False
         total = d["build_s"] + d["wall_s"]
-        if cpu is not None:
-            cpu[n] = d["cpu_s"]
+        cpu[n] = d["cpu_s"]
         good = total < SCALE_TARGET_S and d["maxrss"] < SCALE_TARGET_BYTES
         ok &= good
         ev = d["events"]

@@ -2,12 +2,12 @@
 
 After a release every ClusterQueue's bucket heads used to be evaluated again in full (flavor fit, the
 preemption search, partial admission), although a release in one ClusterQueue of a cohort changes only the
-cohort pool for the others.  When a head fails, :meth:`FailureProofs._prove_failure` splits the verdict into
-what reads the ClusterQueue alone (its usage, admitted workloads and their priorities: kept while its
-generation stands) and what reads the pool (a few float bounds per resource, compared with exactly the
-operations ``_fits`` and ``_minimal_set`` use).  :meth:`FailureProofs._still_fails` answers from those
-bounds; anything it cannot prove is evaluated in full, so the run is the same as without the proofs
-(``remember_failures = False``; tests compare the two).
+cohort pool for the others.  When a head fails, :meth:`FailureProofs._prove_failure` remembers it; its
+verdict splits into what reads the ClusterQueue alone (its usage, admitted workloads and their priorities:
+worked out again whenever its generation changes) and what reads the pool (a few float bounds per resource,
+compared with exactly the operations ``_fits`` and ``_minimal_set`` use).  :meth:`FailureProofs._still_fails`
+answers from those bounds; anything it cannot prove is evaluated in full, so the run is the same as without
+the proofs (``remember_failures = False``; tests compare the two).
 
 :class:`FailureProofs` is mixed into :class:`~scheduler_core.policies.kueue.KueueAdmission` and reads its
 quota book (``pool_used``, ``pool_cap``, ``cq_generation``) and its preemption search
@@ -33,11 +33,12 @@ class FailureProofs:
         """Remember why ``wl`` (the head of ``key``, just evaluated in full and failed) cannot be admitted,
         when the reason reads nothing but this ClusterQueue's own state and the cohort pool: no flavor fits
         (``_fit_bounds``), classic preemption has no candidate or only the CQ's own workloads and they hold
-        less than the shortfall (``_preemption_bounds``), and partial admission does not apply.  Then,
-        while this ClusterQueue's usage stands (its generation) and the head is the same workload, it fails
-        again unless the pool has room on some flavor: a release elsewhere in the cohort costs a few
-        comparisons per resource instead of a search.  The bounds read only what the generation keeps, so
-        they are worked out when the head is next looked at, not for heads whose CQ changes first."""
+        less than the shortfall (``_preemption_bounds``), and partial admission does not apply.  Then, while
+        the head is the same workload, it fails again unless the pool has room on some flavor or preemption
+        could reach other ClusterQueues: a release elsewhere in the cohort costs a few comparisons per
+        resource instead of a search.  The bounds are worked out when the head is next looked at, from the
+        ClusterQueue's state then, and again only after its usage changed (its generation): the kind of
+        head that may have a proof does not depend on that state, only the bounds do."""
         if (not self.remember_failures or self.tree is not None or not cq.default_fungibility
                 or (self.cfg.fair_sharing and cq.cohort)):
             return

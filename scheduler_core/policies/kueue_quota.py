@@ -157,14 +157,16 @@ class QuotaBook:
         self.cq_generation[cq.name] += 1
         if self.tree is not None:
             self.tree.changed()
+        usage, pool = cq.usage, self.pool_used
+        rows = self._fit_rows.get((cq.name, flavor), {}) if cq.cohort else None
         for r, a in need.items():
-            before = cq.usage.get((flavor, r), 0.0)
+            before = usage.get((flavor, r), 0.0)
             after = before + sign * a
-            cq.usage[(flavor, r)] = after
-            if cq.cohort:
-                g = cq.guaranteed(flavor, r)
-                pk = (cq.cohort, flavor, r)
-                self.pool_used[pk] = self.pool_used.get(pk, 0.0) + max(0.0, after - g) - max(0.0, before - g)
+            usage[(flavor, r)] = after
+            if rows is not None:
+                row = rows.get(r)
+                g, pk = (row[2], row[3]) if row is not None else (0.0, (cq.cohort, flavor, r))
+                pool[pk] = pool.get(pk, 0.0) + max(0.0, after - g) - max(0.0, before - g)
 
     def _room(self, cq: ClusterQueueState, flavor: str, r: str) -> tuple[float, float]:
         """(unused quota the CQ may still take, maximum it may ever hold) of ``r`` on ``flavor``."""
