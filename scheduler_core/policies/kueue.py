@@ -88,6 +88,7 @@ class KueueAdmission(FailureProofs, KueuePreemptor, QuotaBook, ControlPlanePolic
         self.cfg = sim.cp.kueue
         self.cqs = {c.name: ClusterQueueState(c) for c in self.cfg.cluster_queues}
         self.lq = dict(self.cfg.local_queues)
+        self._cqs_sorted = sorted(self.cqs.items())  # the pass visits ClusterQueues by name
         self.cohorts: dict[str, list[ClusterQueueState]] = {}
         for c in self.cqs.values():
             if c.cohort:
@@ -337,9 +338,12 @@ class KueueAdmission(FailureProofs, KueuePreemptor, QuotaBook, ControlPlanePolic
             if wfpr.enable and wfpr.block_admission and any(uid not in self.ready for uid in self.admitted):
                 return
             cands = []
-            for name in sorted(self.cqs):
+            for name, cq in self._cqs_sorted:
                 if name not in cache:
-                    cache[name] = self._candidate(self.cqs[name], failed[name], only[name])
+                    o = only[name]
+                    # A BestEffortFIFO CQ with no fresh shape to try has no candidate: no search to set up.
+                    cache[name] = (None if o is not None and not o and cq.spec.queueing_strategy != "StrictFIFO"
+                                   else self._candidate(cq, failed[name], o))
                 if cache[name] is not None:
                     cands.append(cache[name])
             if not cands:

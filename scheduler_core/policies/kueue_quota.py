@@ -131,7 +131,8 @@ class QuotaBook:
             if new > row[1]:
                 return None
             g = row[2]
-            if pool.get(row[3], 0.0) + (max(0.0, new - g) - max(0.0, cur - g)) > row[4]:
+            up, down = new - g, cur - g  # max(0.0, x) as a comparison: the same value, without the call
+            if pool.get(row[3], 0.0) + ((up if up > 0.0 else 0.0) - (down if down > 0.0 else 0.0)) > row[4]:
                 return None
             if new > row[0]:
                 borrow = True
@@ -166,7 +167,8 @@ class QuotaBook:
             if rows is not None:
                 row = rows.get(r)
                 g, pk = (row[2], row[3]) if row is not None else (0.0, (cq.cohort, flavor, r))
-                pool[pk] = pool.get(pk, 0.0) + max(0.0, after - g) - max(0.0, before - g)
+                up, down = after - g, before - g  # max(0.0, x) as a comparison: the same value
+                pool[pk] = pool.get(pk, 0.0) + (up if up > 0.0 else 0.0) - (down if down > 0.0 else 0.0)
 
     def _room(self, cq: ClusterQueueState, flavor: str, r: str) -> tuple[float, float]:
         """(unused quota the CQ may still take, maximum it may ever hold) of ``r`` on ``flavor``."""
