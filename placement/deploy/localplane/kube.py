@@ -107,9 +107,15 @@ class Kube:
         path = f"{base}/namespaces/{namespace}/{r.plural}" if (namespace and r.namespaced) else f"{base}/{r.plural}"
         return self.request("GET", path, query={"labelSelector": label_selector} if label_selector else None)["items"]
 
-    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> None:
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None,
+               grace_seconds: int | None = None) -> None:
+        """Delete, dependents in the background; ``grace_seconds=0`` removes a pod at once, without waiting for
+        its kubelet to confirm (``kubectl delete --force --grace-period=0``)."""
+        body = {"propagationPolicy": "Background"}
+        if grace_seconds is not None:
+            body["gracePeriodSeconds"] = grace_seconds
         try:
-            self.request("DELETE", self.path(api_version, kind, namespace, name), {"propagationPolicy": "Background"})
+            self.request("DELETE", self.path(api_version, kind, namespace, name), body)
         except KubeError as exc:
             if exc.code != 404:
                 raise

@@ -593,6 +593,10 @@ def try_on_plane(plane, scenario: Scenario, *, export=None, workloads: list[dict
                         components=tuple(plane.running()))
 
 
+class CleanError(RuntimeError):
+    """A trial's namespaces were still there when the next trial would have started in them."""
+
+
 def clean(kube: Kube, scenario: Scenario, export=None, workloads: list[dict] | None = None) -> None:
     """Remove what try_scenario created, so the next scenario starts on an empty plane."""
     export = export or export_scenario(scenario)
@@ -606,23 +610,34 @@ def clean(kube: Kube, scenario: Scenario, export=None, workloads: list[dict] | N
             kube.delete(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
         except KubeError:
             pass
+    ns_file = export.file("namespaces.yaml")
+    names = [obj["metadata"]["name"] for obj in (ns_file.objects if ns_file else [])]
+    # A pod bound to a KWOK node ends when KWOK, its kubelet, confirms; once the node is deleted nothing
+    # does, and the pod stays Terminating until the pod GC's orphan sweep (40 s quarantine), holding its
+    # namespace. The trial's pods go at once (grace 0, as `kubectl delete --force`) before their nodes.
+    for ns in sorted({o["metadata"].get("namespace", "default") for _, o in items} | set(names)):
+        for pod in kube.list("v1", "Pod", ns):
+            kube.delete("v1", "Pod", pod["metadata"]["name"], ns, grace_seconds=0)
     for group in scenario.pool.node_groups:
         for name in group.node_names():
             kube.delete("v1", "Node", name)
-    ns_file = export.file("namespaces.yaml")
-    names = [obj["metadata"]["name"] for obj in (ns_file.objects if ns_file else [])]
     for name in names:
         kube.delete("v1", "Namespace", name)
     # A namespace lingers while the namespace controller empties it, and refuses new objects meanwhile
-    # ("unable to create new content in namespace ... because it is being terminated"): the next trial of
-    # a bundle with the same namespaces waits until they are gone.
+    # ("unable to create new content in namespace ... because it is being terminated"): clean returns when
+    # they are gone, or says which one is not, rather than let the next trial's objects be refused.
     deadline = time.monotonic() + NAMESPACE_GONE_TIMEOUT
     for name in names:
-        while time.monotonic() < deadline:
+        while True:
             try:
-                kube.get("v1", "Namespace", name)
+                ns = kube.get("v1", "Namespace", name)
             except KubeError as exc:
                 if exc.code == 404:
                     break
                 raise
+            if time.monotonic() >= deadline:
+                left = "; ".join(c.get("message", "") for c in ns.get("status", {}).get("conditions", [])
+                                 if c.get("status") == "True")
+                raise CleanError(f"namespace {name} is still {ns.get('status', {}).get('phase', 'there')} "
+                                 f"after {NAMESPACE_GONE_TIMEOUT:.0f} s" + (f": {left}" if left else ""))
             time.sleep(0.5)
